@@ -1,0 +1,25 @@
+//! Regenerates generated/ from spec/ whenever the spec changes. Writes nothing else, and
+//! rewrites only files whose contents changed.
+
+use std::path::Path;
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    println!("cargo::rerun-if-changed=spec");
+    // A deleted or hand-edited generated file is put back on the next build.
+    println!("cargo::rerun-if-changed=generated");
+    match snowluma_mcp_codegen::run(&root.join("spec"), &root.join("generated")) {
+        Ok(written) => {
+            for name in written {
+                println!("cargo::warning=regenerated generated/{name}; review and commit it");
+            }
+        }
+        Err(error) => {
+            eprintln!("{error}");
+            for line in error.to_string().lines() {
+                println!("cargo::error={line}");
+            }
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! Serde types for the YAML under `spec/`. Unknown fields are rejected here, so a typo in a
+//! field name fails the build with its location instead of being silently ignored.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogFile {
+    pub version: String,
+    pub categories: Vec<CategoryDef>,
+    #[serde(default)]
+    pub synonyms: Vec<Vec<String>>,
+    #[serde(default)]
+    pub stopwords: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CategoryDef {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActionFile {
+    pub name: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    pub category: String,
+    pub summary: String,
+    #[serde(default)]
+    pub notes: Option<String>,
+    pub read_only: bool,
+    #[serde(default)]
+    pub stream: StreamKind,
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    #[serde(default)]
+    pub params: Vec<ParamDef>,
+    #[serde(default)]
+    pub invariants: Vec<InvariantDef>,
+    pub returns: ReturnsDef,
+    pub examples: Vec<ExampleDef>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamKind {
+    #[default]
+    None,
+    Download,
+    Upload,
+    Frames,
+}
+
+impl StreamKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StreamKind::None => "none",
+            StreamKind::Download => "download",
+            StreamKind::Upload => "upload",
+            StreamKind::Frames => "frames",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamDef {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    pub default: Option<Value>,
+    #[serde(default)]
+    pub minimum: Option<i64>,
+    #[serde(default)]
+    pub maximum: Option<i64>,
+    #[serde(default)]
+    pub min_length: Option<u64>,
+    #[serde(default)]
+    pub min_items: Option<u64>,
+    #[serde(default)]
+    pub item_min_length: Option<u64>,
+    #[serde(default)]
+    pub non_zero: bool,
+    #[serde(default)]
+    pub values: Option<Vec<Value>>,
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub undeclared: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InvariantDef {
+    pub text: String,
+    #[serde(default)]
+    pub any_of: Option<Vec<String>>,
+    #[serde(default)]
+    pub required_when: Option<RequiredWhen>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequiredWhen {
+    pub field: String,
+    pub param: String,
+    #[serde(rename = "in")]
+    pub values: Vec<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReturnsDef {
+    pub description: String,
+    pub schema: Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleDef {
+    pub summary: String,
+    pub params: Value,
+    #[serde(default)]
+    pub notes: Option<String>,
+    #[serde(default)]
+    pub action: Option<String>,
+}

@@ -1,0 +1,114 @@
+//! JSON Schemas derived from params: what a client sees as an action's `inputSchema`.
+
+use serde_json::{Map, Value, json};
+
+use crate::model::ParamDef;
+
+/// The param types SnowLuma's action kit knows, in the spec's spelling.
+pub const PARAM_TYPES: &[&str] = &[
+    "uint",
+    "int",
+    "message_id",
+    "number",
+    "string",
+    "bool",
+    "message",
+    "enum",
+    "raw",
+    "string[]",
+    "uint[]",
+];
+
+pub const ROLES: &[&str] = &[
+    "group_id",
+    "user_id",
+    "member_id",
+    "message_id",
+    "file_id",
+    "file",
+    "image",
+    "record",
+    "video",
+    "duration",
+    "timestamp",
+    "face_id",
+];
+
+/// One param's schema. Numeric strings are accepted by SnowLuma, but clients are shown the
+/// canonical JSON type they should send.
+pub fn param_schema(param: &ParamDef) -> Value {
+    let mut schema = match param.ty.as_str() {
+        "uint" => json!({ "type": "integer", "minimum": param.minimum.unwrap_or(1) }),
+        "int" => json!({ "type": "integer" }),
+        "message_id" => json!({ "type": "integer", "not": { "const": 0 } }),
+        "number" => json!({ "type": "number" }),
+        "string" => json!({ "type": "string" }),
+        "bool" => json!({ "type": "boolean" }),
+        "message" => json!({ "anyOf": [
+            { "type": "string", "description": "CQ 码字符串 (CQ code string)" },
+            { "type": "array", "items": { "type": "object" }, "description": "消息段数组 (segment array)" },
+            { "type": "object", "description": "单个消息段 (one segment)" }
+        ] }),
+        "enum" => json!({ "enum": param.values.clone().unwrap_or_default() }),
+        "string[]" => {
+            let mut items = json!({ "type": "string" });
+            if let Some(n) = param.item_min_length {
+                items["minLength"] = json!(n);
+            }
+            json!({ "type": "array", "items": items })
+        }
+        "uint[]" => json!({ "type": "array", "items": { "type": "integer", "minimum": 1 } }),
+        _ => json!({}),
+    };
+    let object = schema.as_object_mut().expect("schemas above are objects");
+    if param.ty != "uint" {
+        if let Some(min) = param.minimum {
+            object.insert("minimum".into(), json!(min));
+        }
+    }
+    if let Some(max) = param.maximum {
+        object.insert("maximum".into(), json!(max));
+    }
+    if param.non_zero && param.ty != "message_id" {
+        object.insert("not".into(), json!({ "const": 0 }));
+    }
+    if let Some(n) = param.min_length {
+        object.insert("minLength".into(), json!(n));
+    }
+    if let Some(n) = param.min_items {
+        object.insert("minItems".into(), json!(n));
+    }
+    if let Some(default) = &param.default {
+        object.insert("default".into(), default.clone());
+    }
+    if !param.description.is_empty() {
+        object.insert("description".into(), json!(param.description));
+    }
+    if let Some(role) = &param.role {
+        object.insert("x-role".into(), json!(role));
+    }
+    if param.undeclared {
+        object.insert("x-undeclared".into(), json!(true));
+    }
+    schema
+}
+
+/// The whole `inputSchema`: unknown keys are allowed because SnowLuma ignores them.
+pub fn input_schema(params: &[ParamDef]) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for param in params {
+        properties.insert(param.name.clone(), param_schema(param));
+        if param.required {
+            required.push(json!(param.name));
+        }
+    }
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), Value::Object(properties));
+    if !required.is_empty() {
+        schema.insert("required".into(), Value::Array(required));
+    }
+    schema.insert("additionalProperties".into(), json!(true));
+    Value::Object(schema)
+}

@@ -1,0 +1,189 @@
+//! The bundled catalog: lookups by name or alias, filters, pagination and search, all over
+//! the static tables in generated/. Nothing here parses YAML or builds an index at start-up.
+
+mod coerce;
+pub mod facade;
+mod generated;
+pub mod search;
+
+use serde_json::{Map, Value, json};
+
+pub use coerce::{FromParams, ParamError};
+pub use generated::actions::{ACTIONS, CATALOG_JSON, CATALOG_VERSION, CATEGORIES};
+pub use generated::params;
+
+/// How SnowLuma answers an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamKind {
+    /// One JSON envelope.
+    None,
+    /// Frames carrying a file from SnowLuma to the caller.
+    Download,
+    /// One frame per chunk call, carrying a file to SnowLuma.
+    Upload,
+    /// A sequence of data frames.
+    Frames,
+}
+
+impl StreamKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StreamKind::None => "none",
+            StreamKind::Download => "download",
+            StreamKind::Upload => "upload",
+            StreamKind::Frames => "frames",
+        }
+    }
+}
+
+pub struct CategoryMeta {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub description: &'static str,
+    pub count: usize,
+}
+
+/// Static metadata of one action; the full contract is a slice of [`CATALOG_JSON`].
+pub struct ActionMeta {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub category: usize,
+    pub summary: &'static str,
+    pub read_only: bool,
+    pub stream: StreamKind,
+    pub required: &'static [&'static str],
+    pub contract: (u32, u32),
+    pub check: fn(&Map<String, Value>) -> Result<(), ParamError>,
+}
+
+impl ActionMeta {
+    pub fn category(&self) -> &'static CategoryMeta {
+        &CATEGORIES[self.category]
+    }
+
+    pub fn is_stream(&self) -> bool {
+        self.stream != StreamKind::None
+    }
+
+    /// The full contract (params, inputSchema, returnsSchema, examples) as JSON text.
+    pub fn contract_json(&self) -> &'static str {
+        &CATALOG_JSON[self.contract.0 as usize..self.contract.1 as usize]
+    }
+
+    /// The compact entry used by list and search results.
+    pub fn compact(&self) -> Value {
+        let mut entry = json!({
+            "name": self.name,
+            "aliases": self.aliases,
+            "category": self.category().id,
+            "category_name": self.category().name,
+            "summary": self.summary,
+            "read_only": self.read_only,
+            "stream": self.is_stream(),
+        });
+        if self.is_stream() {
+            entry["stream_kind"] = json!(self.stream.as_str());
+        }
+        entry
+    }
+
+    /// Checks params with SnowLuma's coercion rules and the catalog's bounds and invariants.
+    pub fn check_params(&self, params: &Map<String, Value>) -> Result<(), ParamError> {
+        (self.check)(params)
+    }
+}
+
+/// An action found by name, remembering the alias it was asked for.
+#[derive(Clone, Copy)]
+pub struct Resolved {
+    pub index: usize,
+    pub meta: &'static ActionMeta,
+    pub alias: Option<&'static str>,
+}
+
+pub fn resolve(name: &str) -> Option<Resolved> {
+    let (index, is_alias) = generated::actions::lookup(name)?;
+    let meta = &ACTIONS[index];
+    let alias = is_alias
+        .then(|| meta.aliases.iter().copied().find(|a| *a == name))
+        .flatten();
+    Some(Resolved { index, meta, alias })
+}
+
+/// Up to `limit` names closest to `wrong`, for "did you mean" hints.
+pub fn similar_names(wrong: &str, limit: usize) -> Vec<&'static str> {
+    let wrong = wrong.to_lowercase();
+    let mut scored: Vec<(usize, &'static str)> = ACTIONS
+        .iter()
+        .flat_map(|a| std::iter::once(a.name).chain(a.aliases.iter().copied()))
+        .map(|name| (edit_distance(&wrong, name), name))
+        .filter(|(d, name)| *d <= name.len().max(3) / 2)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(limit).map(|(_, n)| n).collect()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = (previous + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            previous = current;
+        }
+    }
+    row[b.len()]
+}
+
+pub fn find_category(key: &str) -> Option<usize> {
+    CATEGORIES.iter().position(|c| c.id == key || c.name == key)
+}
+
+/// The filters shared by `list_actions` and `search_actions`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Filter {
+    pub category: Option<usize>,
+    pub read_only: Option<bool>,
+    pub stream: Option<bool>,
+}
+
+impl Filter {
+    pub fn matches(&self, action: &ActionMeta) -> bool {
+        self.category.is_none_or(|c| action.category == c)
+            && self.read_only.is_none_or(|r| action.read_only == r)
+            && self.stream.is_none_or(|s| action.is_stream() == s)
+    }
+}
+
+/// Optional pagination. Without it, listings keep their original `{count, actions}` shape.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Page {
+    pub limit: Option<usize>,
+    pub offset: Option<usize>,
+}
+
+impl Page {
+    pub fn is_requested(&self) -> bool {
+        self.limit.is_some() || self.offset.is_some()
+    }
+
+    /// `{count, actions}` or, with pagination, `{count, total, next_offset, actions}`, where
+    /// count is the page size.
+    pub fn render(&self, entries: Vec<Value>) -> Value {
+        if !self.is_requested() {
+            return json!({ "count": entries.len(), "actions": entries });
+        }
+        let total = entries.len();
+        let offset = self.offset.unwrap_or(0).min(total);
+        let limit = self.limit.unwrap_or(total);
+        let page: Vec<Value> = entries.into_iter().skip(offset).take(limit).collect();
+        let end = offset + page.len();
+        let next_offset = (end < total).then_some(end);
+        json!({ "count": page.len(), "total": total, "next_offset": next_offset, "actions": page })
+    }
+}

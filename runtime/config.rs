@@ -1,0 +1,183 @@
+//! Configuration from environment variables and the matching command-line flags (a flag wins
+//! over its variable). A bad value stops the process with a message naming the variable, the
+//! value's problem and what to do instead.
+
+use std::fmt;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+/// What the server may do. Decided once at start-up; every call is checked against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// The bundled catalog only; no connection is ever opened.
+    Docs,
+    /// Docs plus read-only actions through `query_action`.
+    Read,
+    /// Everything, including writes and streams through `invoke_action`.
+    Write,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Docs => "docs",
+            Mode::Read => "read",
+            Mode::Write => "write",
+        }
+    }
+
+    pub fn executes(self) -> bool {
+        self != Mode::Docs
+    }
+
+    pub fn writes(self) -> bool {
+        self == Mode::Write
+    }
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "snowluma-mcp",
+    version,
+    about = "MCP server (stdio) for SnowLuma's OneBot 11 action catalog",
+    long_about = "MCP server (stdio) for SnowLuma's OneBot 11 action catalog.\n\n\
+        Without an endpoint it serves the bundled catalog offline (docs mode). With \
+        SNOWLUMA_MCP_ENDPOINT it can run read-only actions (read mode, the default then) or \
+        every action (write mode). Logs go to stderr; stdout carries MCP only."
+)]
+struct Flags {
+    /// docs | read | write [default: read with an endpoint, else docs]
+    #[arg(long, env = "SNOWLUMA_MCP_MODE", value_enum)]
+    mode: Option<Mode>,
+
+    /// SnowLuma's OneBot HTTP address, e.g. http://127.0.0.1:3000/
+    #[arg(long, env = "SNOWLUMA_MCP_ENDPOINT")]
+    endpoint: Option<String>,
+
+    /// SnowLuma's access token, sent as `Authorization: Bearer <token>`
+    #[arg(long, env = "SNOWLUMA_MCP_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+
+    /// Request timeout in milliseconds for ordinary calls
+    #[arg(long, env = "SNOWLUMA_MCP_TIMEOUT_MS", default_value_t = 30_000)]
+    timeout_ms: u64,
+
+    /// Log filter for stderr (tracing syntax), e.g. `info` or `debug,rmcp=warn`
+    #[arg(long, env = "SNOWLUMA_MCP_LOG", default_value = "info,rmcp=warn")]
+    log: String,
+}
+
+/// The validated configuration.
+#[derive(Clone)]
+pub struct Config {
+    pub mode: Mode,
+    pub endpoint: Option<String>,
+    pub token: Option<String>,
+    pub timeout: Duration,
+    pub log: String,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The token never appears in logs, even in debug output.
+        f.debug_struct("Config")
+            .field("mode", &self.mode)
+            .field("endpoint_set", &self.endpoint.is_some())
+            .field("token_set", &self.token.is_some())
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Reads flags and environment; `--help`/`--version` and flag syntax errors exit here
+    /// through clap, with its usual exit codes.
+    pub fn from_args() -> Result<Config, ConfigError> {
+        Self::from_flags(Flags::parse())
+    }
+
+    /// For tests: the same rules over an explicit argument list.
+    pub fn try_from_args<I, T>(args: I) -> Result<Config, ConfigError>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let flags = Flags::try_parse_from(args).map_err(|e| ConfigError(e.to_string()))?;
+        Self::from_flags(flags)
+    }
+
+    fn from_flags(flags: Flags) -> Result<Config, ConfigError> {
+        let endpoint = flags.endpoint.filter(|e| !e.trim().is_empty());
+        let token = flags.token.filter(|t| !t.is_empty());
+        let mode = flags.mode.unwrap_or(if endpoint.is_some() {
+            Mode::Read
+        } else {
+            Mode::Docs
+        });
+        if let Some(endpoint) = &endpoint {
+            check_endpoint(endpoint)?;
+        }
+        if mode.executes() && endpoint.is_none() {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_MODE={} needs SNOWLUMA_MCP_ENDPOINT (SnowLuma's HTTP address, e.g. \
+                 http://127.0.0.1:3000/); set it, or use SNOWLUMA_MCP_MODE=docs for the offline catalog",
+                mode.as_str()
+            )));
+        }
+        if !(1..=600_000).contains(&flags.timeout_ms) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_TIMEOUT_MS must be between 1 and 600000 milliseconds (got {})",
+                flags.timeout_ms
+            )));
+        }
+        Ok(Config {
+            mode,
+            endpoint,
+            token,
+            timeout: Duration::from_millis(flags.timeout_ms),
+            log: flags.log,
+        })
+    }
+}
+
+/// An endpoint is an http(s) URL without embedded credentials; the token travels in a header.
+fn check_endpoint(endpoint: &str) -> Result<(), ConfigError> {
+    let (scheme, rest) = endpoint.split_once("://").ok_or_else(|| {
+        ConfigError(
+            "SNOWLUMA_MCP_ENDPOINT must be an http:// or https:// URL, e.g. http://127.0.0.1:3000/"
+                .into(),
+        )
+    })?;
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(ConfigError(format!(
+            "SNOWLUMA_MCP_ENDPOINT must use http or https, not `{scheme}`; SnowLuma's OneBot HTTP \
+             server listens on http://<host>:3000/ by default"
+        )));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err(ConfigError(
+            "SNOWLUMA_MCP_ENDPOINT must not embed credentials (user:password@); put the access \
+             token in SNOWLUMA_MCP_TOKEN instead"
+                .into(),
+        ));
+    }
+    if authority.is_empty() {
+        return Err(ConfigError(
+            "SNOWLUMA_MCP_ENDPOINT has no host, e.g. http://127.0.0.1:3000/".into(),
+        ));
+    }
+    Ok(())
+}

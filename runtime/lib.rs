@@ -1,0 +1,11 @@
+//! snowluma-mcp: an MCP server (stdio, both protocol generations) for SnowLuma's OneBot 11
+//! action catalog.
+//!
+//! Modules, one per concern: [`config`] (env vars and flags), [`catalog`] (the bundled
+//! catalog over generated/), [`server`] (rmcp handler, tools, resources, stdio transport) and
+//! [`trace`] (W3C trace context and per-call diagnostics).
+
+pub mod catalog;
+pub mod config;
+pub mod server;
+pub mod trace;

@@ -1,0 +1,206 @@
+//! The MCP server: one rmcp `ServerHandler` serving both protocol generations over stdio.
+//! Tool calls go through [`SnowlumaServer::call_tool`], which decides availability, traces the
+//! call and shapes every result the same way.
+
+mod docs;
+mod reply;
+mod resources;
+pub mod stdio;
+pub mod tools;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+pub use reply::{Diagnostics, Outcome, Reply};
+pub use resources::{ACTION_URI_TEMPLATE, CATALOG_URI};
+
+use crate::catalog::{ACTIONS, CATALOG_VERSION};
+use crate::config::Config;
+use crate::trace::{self, TraceContext};
+
+/// Five minutes, the lifetime of every cacheable catalog response.
+const CATALOG_TTL_MS: u64 = 300_000;
+
+#[derive(Clone)]
+pub struct SnowlumaServer {
+    config: Arc<Config>,
+}
+
+/// True when the request being served speaks 2026-07-28 or later (the per-request `_meta`
+/// version wins over the initialize handshake).
+fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+impl SnowlumaServer {
+    pub fn new(config: Config) -> Self {
+        SnowlumaServer {
+            config: Arc::new(config),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Runs one tool. Availability is checked here on every call, listed or not.
+    async fn dispatch(&self, name: &str, args: Option<rmcp::model::JsonObject>) -> Reply {
+        let Some(tool) = tools::find(name) else {
+            return Reply::error(
+                "unknown_tool",
+                format!("no tool named `{name}`"),
+                "call tools/list to see the tools this server offers",
+            );
+        };
+        let mode = self.config.mode;
+        if !tool.available_in(mode) {
+            return Reply::error(
+                "mode",
+                format!(
+                    "{} needs SNOWLUMA_MCP_MODE={} or higher; this server runs in {} mode",
+                    tool.name,
+                    tool.min_mode.as_str(),
+                    mode.as_str()
+                ),
+                "change SNOWLUMA_MCP_MODE (and SNOWLUMA_MCP_ENDPOINT) in the MCP client's server configuration",
+            );
+        }
+        match tool.name {
+            "list_actions" => docs::list_actions(args),
+            "search_actions" => docs::search_actions(args),
+            "get_action" => docs::get_action(args),
+            "list_categories" => docs::list_categories(args),
+            "get_runtime_info" => docs::get_runtime_info(&self.config, args),
+            other => Reply::error(
+                "unknown_tool",
+                format!("no handler for `{other}`"),
+                "report this as a bug",
+            ),
+        }
+    }
+}
+
+impl ServerHandler for SnowlumaServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("snowluma-mcp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(format!(
+                "SnowLuma OneBot 11 action catalog ({} actions, SnowLuma {CATALOG_VERSION}), mode {}. \
+                 Find actions with search_actions (match=\"keywords\" understands Chinese and English, e.g. \
+                 `群 禁言` or `mute member`), read one with get_action (params, returnsSchema, examples), \
+                 and check what this server may do with get_runtime_info.",
+                ACTIONS.len(),
+                self.config.mode.as_str()
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mode = self.config.mode;
+        let tools = tools::TOOLS
+            .iter()
+            .filter(|t| t.available_in(mode))
+            .map(|t| t.definition(mode))
+            .collect();
+        let mut result = ListToolsResult::with_all_items(tools);
+        if is_modern(&ctx) {
+            // Private: the list depends on this server's mode.
+            result = result
+                .with_ttl_ms(CATALOG_TTL_MS)
+                .with_cache_scope(CacheScope::Private);
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = Instant::now();
+        let trace = TraceContext::start(&ctx.meta);
+        let name = request.name.as_ref();
+        if tools::find(name).is_none() {
+            trace::log_call(
+                "unknown",
+                &trace,
+                "failed",
+                Some("unknown_tool"),
+                started.elapsed(),
+            );
+            return Err(ErrorData::invalid_params(
+                format!("tool not found: {name}"),
+                None,
+            ));
+        }
+        let reply = self.dispatch(name, request.arguments).await;
+        trace::log_call(
+            name,
+            &trace,
+            reply.diagnostics.outcome.as_str(),
+            reply.diagnostics.kind,
+            started.elapsed(),
+        );
+        Ok(reply.into_result(&trace).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let mut result = ListResourcesResult::with_all_items(resources::list());
+        if is_modern(&ctx) {
+            result = result
+                .with_ttl_ms(CATALOG_TTL_MS)
+                .with_cache_scope(CacheScope::Private);
+        }
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let mut result = ListResourceTemplatesResult::with_all_items(resources::templates());
+        if is_modern(&ctx) {
+            result = result
+                .with_ttl_ms(CATALOG_TTL_MS)
+                .with_cache_scope(CacheScope::Public);
+        }
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let contents = resources::read(&request.uri)?;
+        let mut result = ReadResourceResult::new(vec![contents]);
+        if is_modern(&ctx) {
+            result = result
+                .with_ttl_ms(CATALOG_TTL_MS)
+                .with_cache_scope(CacheScope::Public);
+        }
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,187 @@
+//! The stdio transport: newline-delimited JSON-RPC, with the robustness rmcp's own transport
+//! lacks (see the rmcp notes in the shared reference):
+//!
+//! - an unparsable line is answered with `-32700 Parse error` and `id: null`;
+//! - well-formed JSON that is not a JSON-RPC message gets `-32600` with its `id` (or null);
+//! - notifications and responses that arrive before the first request are dropped instead of
+//!   ending the process (rmcp's lifecycle loop treats them as fatal);
+//! - lines longer than [`MAX_LINE_BYTES`] are discarded with a `-32600` reply.
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+/// The longest line accepted, as rmcp's default.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+pub struct StdioTransport<R, W> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    /// Dropping the rest of an oversized line until its newline.
+    discarding: bool,
+    writer: Arc<Mutex<W>>,
+    seen_request: bool,
+}
+
+impl<R, W> StdioTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    pub fn new(reader: R, writer: W) -> Self {
+        StdioTransport {
+            reader: BufReader::with_capacity(64 * 1024, reader),
+            line: Vec::new(),
+            discarding: false,
+            writer: Arc::new(Mutex::new(writer)),
+            seen_request: false,
+        }
+    }
+
+    fn write_line(&self, bytes: Vec<u8>) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        let writer = self.writer.clone();
+        async move {
+            let mut writer = writer.lock().await;
+            writer.write_all(&bytes).await?;
+            writer.flush().await
+        }
+    }
+
+    /// Sends a protocol error without blocking the read loop; the write holds the writer lock
+    /// for the whole line, so it never interleaves with another message.
+    fn reply_error(&self, id: Value, code: i64, message: &str) {
+        let body =
+            json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
+        let mut bytes = serde_json::to_vec(&body).unwrap_or_default();
+        bytes.push(b'\n');
+        tokio::spawn(self.write_line(bytes));
+    }
+
+    /// Reads one line into `self.line`. Cancellation-safe: a partial line stays buffered.
+    async fn read_line(&mut self) -> Option<io::Result<bool>> {
+        loop {
+            let available = match self.reader.fill_buf().await {
+                Ok(bytes) => bytes,
+                Err(error) => return Some(Err(error)),
+            };
+            if available.is_empty() {
+                return None;
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            let oversized = !self.discarding && self.line.len() + take > MAX_LINE_BYTES;
+            if !self.discarding && !oversized {
+                self.line.extend_from_slice(&available[..take]);
+            }
+            self.reader.consume(take);
+            if oversized {
+                self.line.clear();
+                self.discarding = newline.is_none();
+                return Some(Ok(false));
+            }
+            if newline.is_some() {
+                if self.discarding {
+                    self.discarding = false;
+                    continue;
+                }
+                return Some(Ok(true));
+            }
+        }
+    }
+}
+
+impl<R, W> Transport<RoleServer> for StdioTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        let bytes = serde_json::to_vec(&item).map(|mut bytes| {
+            bytes.push(b'\n');
+            bytes
+        });
+        let write = self.write_line(bytes.as_ref().map(Vec::clone).unwrap_or_default());
+        async move {
+            bytes.map_err(io::Error::other)?;
+            write.await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            match self.read_line().await? {
+                Err(error) => {
+                    tracing::error!(%error, "reading stdin failed");
+                    return None;
+                }
+                Ok(false) => {
+                    tracing::warn!(limit = MAX_LINE_BYTES, "discarded an oversized message");
+                    self.reply_error(
+                        Value::Null,
+                        -32600,
+                        "Invalid Request: message exceeds 16 MiB",
+                    );
+                    continue;
+                }
+                Ok(true) => {}
+            }
+            let line = std::mem::take(&mut self.line);
+            let mut text: &[u8] = &line;
+            text = text.strip_suffix(b"\n").unwrap_or(text);
+            text = text.strip_suffix(b"\r").unwrap_or(text);
+            text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let value: Value = match serde_json::from_slice(text) {
+                Ok(value) => value,
+                Err(_) => {
+                    self.reply_error(Value::Null, -32700, "Parse error");
+                    continue;
+                }
+            };
+            let id = value
+                .get("id")
+                .filter(|id| id.is_string() || id.is_number())
+                .cloned();
+            match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
+                Ok(message) => {
+                    let is_request = matches!(message, RxJsonRpcMessage::<RoleServer>::Request(_));
+                    if !self.seen_request && !is_request {
+                        tracing::debug!(
+                            "dropped a notification or response sent before the first request"
+                        );
+                        continue;
+                    }
+                    self.seen_request |= is_request;
+                    return Some(message);
+                }
+                Err(error) => {
+                    let is_notification =
+                        value.get("method").is_some() && value.get("id").is_none();
+                    if is_notification {
+                        tracing::debug!(%error, "ignored a malformed notification");
+                    } else {
+                        self.reply_error(id.unwrap_or(Value::Null), -32600, "Invalid Request");
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), io::Error> {
+        self.writer.lock().await.flush().await
+    }
+}

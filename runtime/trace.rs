@@ -1,0 +1,190 @@
+//! W3C trace context for every tool call, and the one stderr line each call leaves.
+//!
+//! A valid caller `traceparent` keeps its trace id and gets a new span id; anything else
+//! starts a new trace. `tracestate` is kept only when it is valid and its parent is. Invalid
+//! trace metadata never rejects a call: it yields one fixed diagnostic. `baggage` is ignored.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use rmcp::model::RequestMetaObject;
+
+/// The fixed diagnostic for trace metadata that had to be ignored.
+pub const INVALID_TRACE_CONTEXT: &str =
+    "invalid trace context in _meta was ignored; a new trace was started";
+
+const TRACESTATE_MAX_CHARS: usize = 512;
+const TRACESTATE_MAX_MEMBERS: usize = 32;
+
+#[derive(Debug, Clone)]
+pub struct TraceContext {
+    /// `00-<trace id>-<this call's span id>-<flags>`
+    pub traceparent: String,
+    pub tracestate: Option<String>,
+    /// Set when the caller sent trace metadata that was not valid.
+    pub warning: Option<&'static str>,
+}
+
+impl TraceContext {
+    pub fn start(meta: &RequestMetaObject) -> TraceContext {
+        let parent = meta.get_traceparent().map(str::trim);
+        let state = meta.get_tracestate();
+        let parsed = parent.and_then(parse_traceparent);
+        let mut warning = (parent.is_some() && parsed.is_none()).then_some(INVALID_TRACE_CONTEXT);
+        let (trace_id, flags) = match parsed {
+            Some((trace_id, flags)) => (trace_id.to_string(), flags.to_string()),
+            None => (hex(&random::<16>()), "01".to_string()),
+        };
+        let tracestate = match (parsed, state) {
+            (Some(_), Some(state)) if valid_tracestate(state) => Some(state.to_string()),
+            (_, Some(_)) => {
+                warning = Some(INVALID_TRACE_CONTEXT);
+                None
+            }
+            _ => None,
+        };
+        TraceContext {
+            traceparent: format!("00-{trace_id}-{}-{flags}", hex(&random::<8>())),
+            tracestate,
+            warning,
+        }
+    }
+}
+
+/// `(trace id, flags)` of a valid version-00 (or compatible future-version) traceparent.
+fn parse_traceparent(value: &str) -> Option<(&str, &str)> {
+    let mut parts = value.split('-');
+    let (version, trace_id, parent_id, flags) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let lower_hex = |s: &str, len: usize| {
+        s.len() == len
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    let extra = parts.next();
+    let version_ok =
+        lower_hex(version, 2) && version != "ff" && (version != "00" || extra.is_none());
+    let ok = version_ok
+        && lower_hex(trace_id, 32)
+        && trace_id.bytes().any(|b| b != b'0')
+        && lower_hex(parent_id, 16)
+        && parent_id.bytes().any(|b| b != b'0')
+        && lower_hex(flags, 2);
+    ok.then_some((trace_id, flags))
+}
+
+/// W3C tracestate: at most 32 `key=value` members and 512 characters.
+fn valid_tracestate(value: &str) -> bool {
+    if value.len() > TRACESTATE_MAX_CHARS || !value.is_ascii() {
+        return false;
+    }
+    let members: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .collect();
+    if members.is_empty() || members.len() > TRACESTATE_MAX_MEMBERS {
+        return false;
+    }
+    members.iter().all(|member| {
+        let Some((key, val)) = member.split_once('=') else {
+            return false;
+        };
+        let key_ok = !key.is_empty()
+            && key.len() <= 256
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-*/@".contains(&b))
+            && key
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        let val_ok = !val.is_empty()
+            && val.len() <= 256
+            && val
+                .bytes()
+                .all(|b| (0x20..=0x7e).contains(&b) && b != b',' && b != b'=')
+            && !val.ends_with(' ');
+        key_ok && val_ok
+    })
+}
+
+fn random<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    // The OS random source failing is not a reason to fail a call; a zero id is replaced.
+    if getrandom::fill(&mut bytes).is_err() || bytes.iter().all(|b| *b == 0) {
+        bytes[N - 1] = 1;
+    }
+    bytes
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
+}
+
+/// The one stderr line a call leaves: tool, traceparent, outcome, failure category and
+/// duration; never params, message text, tokens, paths or tracestate.
+pub fn log_call(
+    tool: &str,
+    trace: &TraceContext,
+    outcome: &str,
+    failure: Option<&str>,
+    elapsed: Duration,
+) {
+    tracing::info!(
+        target: "snowluma_mcp::call",
+        tool,
+        traceparent = %trace.traceparent,
+        outcome,
+        failure = failure.unwrap_or("-"),
+        duration_ms = format_args!("{:.3}", elapsed.as_secs_f64() * 1000.0),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparent_rules() {
+        assert!(
+            parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").is_some()
+        );
+        assert!(
+            parse_traceparent("00-00000000000000000000000000000000-00f067aa0ba902b7-01").is_none()
+        );
+        assert!(
+            parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01").is_none()
+        );
+        assert!(
+            parse_traceparent("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01").is_none()
+        );
+        assert!(
+            parse_traceparent("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").is_none()
+        );
+        assert!(
+            parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x")
+                .is_none()
+        );
+        assert!(
+            parse_traceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn tracestate_limits() {
+        assert!(valid_tracestate("vendor1=value1,rojo=00f067aa0ba902b7"));
+        let members: Vec<String> = (0..33).map(|i| format!("k{i}=v")).collect();
+        assert!(!valid_tracestate(&members.join(",")));
+        assert!(valid_tracestate(&members[..32].join(",")));
+        assert!(!valid_tracestate(&format!("k={}", "v".repeat(600))));
+        assert!(!valid_tracestate("Upper=1"));
+        assert!(!valid_tracestate("novalue"));
+    }
+}
