@@ -1,0 +1,181 @@
+//! A raw JSON-lines MCP peer for protocol-level tests: it spawns the built binary, writes
+//! exact lines to its stdin and reads its stdout line by line, so tests can check fields that
+//! client SDKs hide (ids, error codes, cache hints). Every wait is bounded.
+
+#![allow(dead_code)]
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+
+pub const WAIT: Duration = Duration::from_secs(10);
+
+pub struct RawServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::UnboundedReceiver<String>,
+    stderr: mpsc::UnboundedReceiver<String>,
+    /// Messages read while waiting for something else (notifications, other ids).
+    pub backlog: Vec<Value>,
+}
+
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_snowluma-mcp")
+}
+
+/// The modern (2026-07-28) request envelope, with optional client capabilities.
+pub fn modern_meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": { "name": "raw-test", "version": "1.0" }
+    })
+}
+
+impl RawServer {
+    pub fn spawn(env: &[(&str, &str)]) -> RawServer {
+        Self::spawn_with_args(env, &[])
+    }
+
+    pub fn spawn_with_args(env: &[(&str, &str)], args: &[&str]) -> RawServer {
+        let mut command = Command::new(binary());
+        command
+            .args(args)
+            .env_remove("SNOWLUMA_MCP_MODE")
+            .env_remove("SNOWLUMA_MCP_ENDPOINT")
+            .env_remove("SNOWLUMA_MCP_TOKEN")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("spawn snowluma-mcp");
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let (etx, stderr_rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                if etx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        RawServer {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr: stderr_rx,
+            backlog: Vec::new(),
+        }
+    }
+
+    pub async fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    pub async fn send(&mut self, message: &Value) {
+        self.send_line(&message.to_string()).await;
+    }
+
+    /// Sends a request and waits for the message with its id.
+    pub async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        self.wait_for_id(&json!(id)).await
+    }
+
+    /// The next message on stdout, or None after `WAIT` or at end of stream.
+    pub async fn next(&mut self) -> Option<Value> {
+        match tokio::time::timeout(WAIT, self.lines.recv()).await {
+            Ok(Some(line)) => Some(
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}")),
+            ),
+            _ => None,
+        }
+    }
+
+    pub async fn wait_for_id(&mut self, id: &Value) -> Value {
+        if let Some(i) = self
+            .backlog
+            .iter()
+            .position(|m| m.get("id") == Some(id) && m.get("method").is_none())
+        {
+            return self.backlog.remove(i);
+        }
+        loop {
+            let message = self
+                .next()
+                .await
+                .unwrap_or_else(|| panic!("no response with id {id} within {WAIT:?}"));
+            if message.get("id") == Some(id) && message.get("method").is_none() {
+                return message;
+            }
+            self.backlog.push(message);
+        }
+    }
+
+    /// Closes stdin and waits for the process to exit; returns its stderr.
+    pub async fn finish(mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("server exits after stdin closes")
+            .unwrap();
+        let mut stderr = String::new();
+        while let Ok(Some(line)) =
+            tokio::time::timeout(Duration::from_millis(500), self.stderr.recv()).await
+        {
+            stderr.push_str(&line);
+            stderr.push('\n');
+        }
+        (status.code(), stderr)
+    }
+}
+
+/// Parses a tool result's text block and checks it equals structuredContent.
+pub fn structured(response: &Value) -> Value {
+    let result = &response["result"];
+    let structured = result["structuredContent"].clone();
+    let text = result["content"][0]["text"].as_str().expect("text block");
+    let from_text: Value = serde_json::from_str(text).expect("text block is JSON");
+    assert_eq!(
+        from_text, structured,
+        "text block and structuredContent differ"
+    );
+    structured
+}
+
+/// Keys sorted at every level, for stable snapshots.
+pub fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
