@@ -85,7 +85,7 @@ pub fn load(spec_dir: &Path) -> Result<Spec, SpecErrors> {
             locations,
         }),
         Err(error) => {
-            errors.push(error);
+            errors.push(*error);
             None
         }
     };
@@ -138,7 +138,7 @@ pub fn load(spec_dir: &Path) -> Result<Spec, SpecErrors> {
                 value,
                 locations,
             }),
-            Err(error) => errors.push(error),
+            Err(error) => errors.push(*error),
         }
     }
 
@@ -155,15 +155,17 @@ fn parse<T: DeserializeOwned>(
     path: &Path,
     display: &str,
     action: Option<&str>,
-) -> Result<(T, Locations), SpecError> {
-    let failure = |line, column, field, message, suggestion| SpecError {
-        file: display.to_string(),
-        line,
-        column,
-        action: action.map(str::to_string),
-        field,
-        message,
-        suggestion,
+) -> Result<(T, Locations), Box<SpecError>> {
+    let failure = |line, column, field, message, suggestion| {
+        Box::new(SpecError {
+            file: display.to_string(),
+            line,
+            column,
+            action: action.map(str::to_string),
+            field,
+            message,
+            suggestion,
+        })
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| failure(1, 1, None, format!("cannot read the file: {e}"), None))?;

@@ -61,10 +61,8 @@ pub fn param_schema(param: &ParamDef) -> Value {
         _ => json!({}),
     };
     let object = schema.as_object_mut().expect("schemas above are objects");
-    if param.ty != "uint" {
-        if let Some(min) = param.minimum {
-            object.insert("minimum".into(), json!(min));
-        }
+    if let Some(min) = param.minimum.filter(|_| param.ty != "uint") {
+        object.insert("minimum".into(), json!(min));
     }
     if let Some(max) = param.maximum {
         object.insert("maximum".into(), json!(max));

@@ -149,11 +149,11 @@ impl ActionCheck<'_> {
                 );
                 continue;
             }
-            if let Some(role) = &param.role {
-                if !ROLES.contains(&role.as_str()) {
-                    let suggestion = nearest(role, ROLES.iter().copied());
-                    self.fail(&at("role"), format!("unknown role `{role}`"), suggestion);
-                }
+            if let Some(role) = &param.role
+                && !ROLES.contains(&role.as_str())
+            {
+                let suggestion = nearest(role, ROLES.iter().copied());
+                self.fail(&at("role"), format!("unknown role `{role}`"), suggestion);
             }
             if param.description.trim().is_empty() {
                 self.fail(&at("description"), "every param needs a description", None);
@@ -215,14 +215,14 @@ impl ActionCheck<'_> {
 
     fn check_value_against(&mut self, field: &str, param: &ParamDef, value: &Value) {
         let schema = param_schema(param);
-        if let Ok(validator) = jsonschema::validator_for(&schema) {
-            if let Err(error) = validator.validate(value) {
-                self.fail(
-                    field,
-                    format!("{value} does not fit the param: {error}"),
-                    None,
-                );
-            }
+        if let Ok(validator) = jsonschema::validator_for(&schema)
+            && let Err(error) = validator.validate(value)
+        {
+            self.fail(
+                field,
+                format!("{value} does not fit the param: {error}"),
+                None,
+            );
         }
     }
 
@@ -328,15 +328,15 @@ impl ActionCheck<'_> {
                     None,
                 ));
             }
-            if let Some(called) = &example.action {
-                if !names.contains(&called.as_str()) {
-                    let suggestion = nearest(called, names.iter().copied());
-                    problems.push((
-                        format!("examples[{i}].action"),
-                        format!("`{called}` is neither this action nor one of its aliases"),
-                        suggestion,
-                    ));
-                }
+            if let Some(called) = &example.action
+                && !names.contains(&called.as_str())
+            {
+                let suggestion = nearest(called, names.iter().copied());
+                problems.push((
+                    format!("examples[{i}].action"),
+                    format!("`{called}` is neither this action nor one of its aliases"),
+                    suggestion,
+                ));
             }
             let Some(params) = example.params.as_object() else {
                 problems.push((

@@ -116,15 +116,11 @@ fn integer(value: &Value) -> Result<i64, String> {
 }
 
 fn check_range(n: i64, bounds: &Bounds) -> Result<(), String> {
-    if let Some(min) = bounds.minimum {
-        if n < min {
-            return Err(format!("must be >= {min}"));
-        }
+    if let Some(min) = bounds.minimum.filter(|min| n < *min) {
+        return Err(format!("must be >= {min}"));
     }
-    if let Some(max) = bounds.maximum {
-        if n > max {
-            return Err(format!("must be <= {max}"));
-        }
+    if let Some(max) = bounds.maximum.filter(|max| n > *max) {
+        return Err(format!("must be <= {max}"));
     }
     if bounds.non_zero && n == 0 {
         return Err("must not be 0".into());
@@ -211,14 +207,15 @@ impl Coerce for Text {
             Value::Bool(b) => b.to_string(),
             _ => return Err("must be a string".into()),
         };
-        if let Some(min) = bounds.min_length {
-            if (text.chars().count() as u64) < min {
-                return Err(if min == 1 {
-                    "must not be empty".into()
-                } else {
-                    format!("must be at least {min} characters")
-                });
-            }
+        if let Some(min) = bounds
+            .min_length
+            .filter(|min| (text.chars().count() as u64) < *min)
+        {
+            return Err(if min == 1 {
+                "must not be empty".into()
+            } else {
+                format!("must be at least {min} characters")
+            });
         }
         Ok(Text(text))
     }
@@ -287,10 +284,8 @@ impl Coerce for Raw {
 impl<T: Coerce> Coerce for Vec<T> {
     fn coerce(value: &Value, bounds: &Bounds) -> Result<Self, String> {
         let items = value.as_array().ok_or("must be an array")?;
-        if let Some(min) = bounds.min_items {
-            if (items.len() as u64) < min {
-                return Err(format!("must have at least {min} item(s)"));
-            }
+        if let Some(min) = bounds.min_items.filter(|min| (items.len() as u64) < *min) {
+            return Err(format!("must have at least {min} item(s)"));
         }
         let item_bounds = bounds.for_items();
         items

@@ -102,23 +102,19 @@ fn filter_and_page(
             )
         })?),
     };
-    if let Some(limit) = limit {
-        if !(1..=MAX_LIMIT).contains(&limit) {
-            return Err(Reply::error(
-                "invalid_arguments",
-                format!("limit must be between 1 and {MAX_LIMIT} (got {limit})"),
-                "pass a limit from 1 to 200, and page with offset/next_offset",
-            ));
-        }
+    if let Some(limit) = limit.filter(|l| !(1..=MAX_LIMIT).contains(l)) {
+        return Err(Reply::error(
+            "invalid_arguments",
+            format!("limit must be between 1 and {MAX_LIMIT} (got {limit})"),
+            "pass a limit from 1 to 200, and page with offset/next_offset",
+        ));
     }
-    if let Some(offset) = offset {
-        if offset < 0 {
-            return Err(Reply::error(
-                "invalid_arguments",
-                format!("offset must be a non-negative integer (got {offset})"),
-                "pass offset 0 for the first page, then the next_offset of the previous page",
-            ));
-        }
+    if let Some(offset) = offset.filter(|o| *o < 0) {
+        return Err(Reply::error(
+            "invalid_arguments",
+            format!("offset must be a non-negative integer (got {offset})"),
+            "pass offset 0 for the first page, then the next_offset of the previous page",
+        ));
     }
     Ok((
         Filter {
@@ -193,11 +189,15 @@ pub fn search_actions(args: Option<JsonObject>) -> Reply {
                     })
                     .collect();
                 let mut reply = Reply::ok(page.render(entries));
-                reply.diagnostics = reply.diagnostics.with("terms", json!(found.terms));
+                let extra = &mut reply.diagnostics.extra;
+                extra.insert("terms".into(), json!(found.terms));
                 if !found.ignored.is_empty() {
-                    reply.diagnostics = reply
-                        .diagnostics
-                        .with("ignored_terms", json!(found.ignored));
+                    extra.insert("ignored_terms".into(), json!(found.ignored));
+                }
+                if found.relaxed {
+                    extra.insert("relaxed".into(), json!(true));
+                    reply.diagnostics.message =
+                        Some("no action matches every term; these match the most terms".into());
                 }
                 reply
             }

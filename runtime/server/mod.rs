@@ -11,6 +11,7 @@ pub mod tools;
 use std::sync::Arc;
 use std::time::Instant;
 
+use rmcp::model::MetaObject;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -26,6 +27,19 @@ pub use resources::{ACTION_URI_TEMPLATE, CATALOG_URI};
 use crate::catalog::{ACTIONS, CATALOG_VERSION};
 use crate::config::Config;
 use crate::trace::{self, TraceContext};
+
+/// Result `_meta` for modern clients: every 2026-07-28 result names the server.
+fn result_meta(ctx: &RequestContext<RoleServer>) -> Option<MetaObject> {
+    if !is_modern(ctx) {
+        return None;
+    }
+    let mut meta = MetaObject::new();
+    meta.insert(
+        "io.modelcontextprotocol/serverInfo".into(),
+        serde_json::json!({ "name": "snowluma-mcp", "version": env!("CARGO_PKG_VERSION") }),
+    );
+    Some(meta)
+}
 
 /// Five minutes, the lifetime of every cacheable catalog response.
 const CATALOG_TTL_MS: u64 = 300_000;
@@ -120,6 +134,7 @@ impl ServerHandler for SnowlumaServer {
             .map(|t| t.definition(mode))
             .collect();
         let mut result = ListToolsResult::with_all_items(tools);
+        result.meta = result_meta(&ctx);
         if is_modern(&ctx) {
             // Private: the list depends on this server's mode.
             result = result
@@ -158,7 +173,8 @@ impl ServerHandler for SnowlumaServer {
             reply.diagnostics.kind,
             started.elapsed(),
         );
-        Ok(reply.into_result(&trace).into())
+        let meta = result_meta(&ctx).unwrap_or_default();
+        Ok(reply.into_result(&trace, meta).into())
     }
 
     async fn list_resources(
@@ -167,6 +183,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let mut result = ListResourcesResult::with_all_items(resources::list());
+        result.meta = result_meta(&ctx);
         if is_modern(&ctx) {
             result = result
                 .with_ttl_ms(CATALOG_TTL_MS)
@@ -181,6 +198,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let mut result = ListResourceTemplatesResult::with_all_items(resources::templates());
+        result.meta = result_meta(&ctx);
         if is_modern(&ctx) {
             result = result
                 .with_ttl_ms(CATALOG_TTL_MS)
@@ -196,6 +214,7 @@ impl ServerHandler for SnowlumaServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let contents = resources::read(&request.uri)?;
         let mut result = ReadResourceResult::new(vec![contents]);
+        result.meta = result_meta(&ctx);
         if is_modern(&ctx) {
             result = result
                 .with_ttl_ms(CATALOG_TTL_MS)

@@ -50,18 +50,14 @@ impl Diagnostics {
             extra: Map::new(),
         }
     }
-
-    pub fn with(mut self, key: &str, value: Value) -> Self {
-        self.extra.insert(key.to_string(), value);
-        self
-    }
 }
 
 /// What a tool handler produces, before it becomes a `CallToolResult`.
 #[derive(Debug, Clone)]
 pub struct Reply {
     pub result: Value,
-    pub diagnostics: Diagnostics,
+    /// Boxed to keep `Result<_, Reply>` small.
+    pub diagnostics: Box<Diagnostics>,
     /// Tool misuse and transport errors; a OneBot business failure is not an error.
     pub is_error: bool,
 }
@@ -70,7 +66,7 @@ impl Reply {
     pub fn ok(result: Value) -> Self {
         Reply {
             result,
-            diagnostics: Diagnostics::success(),
+            diagnostics: Box::new(Diagnostics::success()),
             is_error: false,
         }
     }
@@ -83,18 +79,20 @@ impl Reply {
     ) -> Self {
         Reply {
             result: Value::Null,
-            diagnostics: Diagnostics {
+            diagnostics: Box::new(Diagnostics {
                 outcome: Outcome::Failed,
                 kind: Some(kind),
                 message: Some(message.into()),
                 next_step: Some(next_step.into()),
                 extra: Map::new(),
-            },
+            }),
             is_error: true,
         }
     }
 
-    pub fn into_result(mut self, trace: &TraceContext) -> CallToolResult {
+    /// The final result; `meta` carries anything else the result's `_meta` needs (server
+    /// info for modern clients).
+    pub fn into_result(mut self, trace: &TraceContext, mut meta: MetaObject) -> CallToolResult {
         if let Some(warning) = trace.warning {
             self.diagnostics
                 .extra
@@ -108,7 +106,6 @@ impl Reply {
             CallToolResult::success(vec![ContentBlock::text(text)])
         };
         result.structured_content = Some(structured);
-        let mut meta = MetaObject::new();
         meta.set_traceparent(trace.traceparent.clone());
         if let Some(state) = &trace.tracestate {
             meta.set_tracestate(state.clone());

@@ -20,43 +20,51 @@ const CATEGORY: u8 = 2;
 
 pub fn emit(catalog: &Catalog) -> TokenStream {
     let synonyms = synonym_table(catalog);
-    // token -> action index -> weight (the best source wins)
+    // token -> action index -> weight, summed over the sources (name, aliases, keywords,
+    // summary, category) that contain the token; within one source the best match counts.
     let mut index: BTreeMap<String, BTreeMap<usize, u8>> = BTreeMap::new();
-    let mut add = |token: &str, action: usize, weight: u8| {
-        let token = token.trim().to_lowercase();
-        if token.is_empty() {
-            return;
-        }
-        let slot = index.entry(token).or_default().entry(action).or_insert(0);
-        *slot = (*slot).max(weight);
-    };
     for (i, action) in catalog.actions.iter().enumerate() {
-        let mut direct: Vec<(String, u8)> = Vec::new();
-        direct.push((action.name.clone(), NAME));
-        direct.extend(words(&action.name).into_iter().map(|w| (w, NAME_PART)));
-        for alias in &action.aliases {
-            direct.push((alias.clone(), NAME));
-            direct.extend(words(alias).into_iter().map(|w| (w, ALIAS_PART)));
-        }
-        for keyword in &action.keywords {
-            direct.push((keyword.clone(), KEYWORD));
-            direct.extend(words(keyword).into_iter().map(|w| (w, KEYWORD_WORD)));
-        }
-        direct.extend(
-            words(&action.summary)
-                .into_iter()
-                .map(|w| (w, SUMMARY_WORD)),
-        );
         let category = &catalog.categories[action.category];
-        direct.push((category.id.clone(), CATEGORY));
-        direct.push((category.name.clone(), CATEGORY));
-        for (token, weight) in direct {
-            add(&token, i, weight);
-            if let Some(group) = synonyms.get(&token.to_lowercase()) {
-                // A synonym counts for two thirds of the word the action really uses.
-                for other in group {
-                    add(other, i, weight * 2 / 3);
+        let mut name = vec![(action.name.clone(), NAME)];
+        name.extend(words(&action.name).into_iter().map(|w| (w, NAME_PART)));
+        let mut aliases = Vec::new();
+        for alias in &action.aliases {
+            aliases.push((alias.clone(), NAME));
+            aliases.extend(words(alias).into_iter().map(|w| (w, ALIAS_PART)));
+        }
+        let mut keywords = Vec::new();
+        for keyword in &action.keywords {
+            keywords.push((keyword.clone(), KEYWORD));
+            keywords.extend(words(keyword).into_iter().map(|w| (w, KEYWORD_WORD)));
+        }
+        let summary: Vec<(String, u8)> = words(&action.summary)
+            .into_iter()
+            .map(|w| (w, SUMMARY_WORD))
+            .collect();
+        let category_tokens = vec![
+            (category.id.clone(), CATEGORY),
+            (category.name.clone(), CATEGORY),
+        ];
+        for source in [name, aliases, keywords, summary, category_tokens] {
+            let mut best: BTreeMap<String, u8> = BTreeMap::new();
+            let mut offer = |token: String, weight: u8| {
+                let slot = best.entry(token).or_insert(0);
+                *slot = (*slot).max(weight);
+            };
+            for (token, weight) in source {
+                let token = token.trim().to_lowercase();
+                if token.is_empty() {
+                    continue;
                 }
+                // A synonym counts for two thirds of the word the action really uses.
+                for other in synonyms.get(&token).into_iter().flatten() {
+                    offer(other.clone(), weight * 2 / 3);
+                }
+                offer(token, weight);
+            }
+            for (token, weight) in best {
+                let slot = index.entry(token).or_default().entry(i).or_insert(0);
+                *slot = slot.saturating_add(weight);
             }
         }
     }
@@ -87,8 +95,11 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         let category = &catalog.categories[a.category];
         let mut parts: Vec<&str> = vec![&a.summary, &category.name];
         parts.extend(a.keywords.iter().map(String::as_str));
-        parts.extend(a.notes.as_deref());
         parts.join("\n").to_lowercase()
+    });
+    let name_words = catalog.actions.iter().map(|a| {
+        let parts = words(&a.name);
+        quote!(&[#(#parts),*])
     });
     quote! {
         /// Lower-cased token -> (action index, weight), sorted by token.
@@ -103,9 +114,12 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// Per action: lower-cased name, aliases and summary (substring search).
         pub static SUBSTRING_TEXT: [&str; #action_count] = [#(#substring_texts),*];
 
-        /// Per action: summary, category name, keywords and notes, for Chinese terms that are
-        /// not whole tokens.
+        /// Per action: summary, category name and keywords, for Chinese terms that are not
+        /// whole tokens.
         pub static CJK_TEXT: [&str; #action_count] = [#(#cjk_texts),*];
+
+        /// Per action: the words of its name (`set_group_ban` -> set, group, ban).
+        pub static NAME_WORDS: [&[&str]; #action_count] = [#(#name_words),*];
     }
 }
 

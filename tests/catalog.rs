@@ -1,0 +1,203 @@
+//! The bundled catalog as data: counts, aliases, stream kinds, every example valid through the
+//! generated typed structs and against its inputSchema, every returnsSchema a valid JSON
+//! Schema object, SnowLuma's coercion rules, and generated/ fresh against spec/.
+
+use serde_json::{Map, Value, json};
+use snowluma_mcp::catalog::params::{SendMsgParams, SetGroupBanParams};
+use snowluma_mcp::catalog::{ACTIONS, CATALOG_JSON, CATEGORIES, FromParams, StreamKind, resolve};
+
+fn document() -> Value {
+    serde_json::from_str(CATALOG_JSON).expect("catalog.json is JSON")
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap()
+}
+
+#[test]
+fn the_catalog_covers_every_snowluma_action_and_alias() {
+    assert_eq!(ACTIONS.len(), 177);
+    let aliases: Vec<&str> = ACTIONS
+        .iter()
+        .flat_map(|a| a.aliases.iter().copied())
+        .collect();
+    assert_eq!(aliases.len(), 6);
+    for (alias, target) in [
+        ("get_ptt_text", "fetch_ptt_text"),
+        ("get_record_text", "fetch_ptt_text"),
+        ("nc_get_rkey", "get_rkey"),
+        (".ocr_image", "ocr_image"),
+        (".send_packet", "send_packet"),
+        ("send_group_sign", "set_group_sign"),
+    ] {
+        let resolved = resolve(alias).unwrap_or_else(|| panic!("{alias} does not resolve"));
+        assert_eq!(resolved.meta.name, target);
+        assert_eq!(resolved.alias, Some(alias));
+    }
+    assert_eq!(CATEGORIES.iter().map(|c| c.count).sum::<usize>(), 177);
+    let streams: Vec<(&str, StreamKind)> = ACTIONS
+        .iter()
+        .filter(|a| a.is_stream())
+        .map(|a| (a.name, a.stream))
+        .collect();
+    assert_eq!(streams.len(), 5);
+    assert!(streams.contains(&("upload_file_stream", StreamKind::Upload)));
+    assert!(streams.contains(&("test_download_stream", StreamKind::Frames)));
+    assert!(streams.contains(&("download_file_record_stream", StreamKind::Download)));
+    assert!(!resolve("clean_stream_temp_file").unwrap().meta.is_stream());
+}
+
+#[test]
+fn every_contract_slice_is_the_action_it_claims() {
+    for action in &ACTIONS {
+        let contract: Value = serde_json::from_str(action.contract_json()).unwrap();
+        assert_eq!(contract["name"], action.name);
+        assert_eq!(contract["read_only"], action.read_only);
+    }
+    assert_eq!(document()["actions"].as_array().unwrap().len(), 177);
+}
+
+#[test]
+fn every_example_validates_through_the_typed_structs_and_the_input_schema() {
+    let mut checked = 0;
+    let mut aliases_with_examples = std::collections::BTreeSet::new();
+    for contract in document()["actions"].as_array().unwrap() {
+        let schema =
+            jsonschema::validator_for(&contract["inputSchema"]).expect("inputSchema compiles");
+        let examples = contract["examples"].as_array().unwrap();
+        assert!(!examples.is_empty(), "{} has no example", contract["name"]);
+        for example in examples {
+            let called = example["action"].as_str().unwrap();
+            let resolved = resolve(called).unwrap();
+            assert_eq!(resolved.meta.name, contract["name"]);
+            if resolved.alias.is_some() {
+                aliases_with_examples.insert(called.to_string());
+            }
+            let params = object(example["params"].clone());
+            if let Err(error) = resolved.meta.check_params(&params) {
+                panic!(
+                    "{called}: example {:?} rejected by the typed struct: {error}",
+                    example["summary"]
+                );
+            }
+            assert!(
+                schema.is_valid(&example["params"]),
+                "{called}: example fails inputSchema"
+            );
+            assert!(!example["summary"].as_str().unwrap().is_empty());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 177);
+    assert_eq!(
+        aliases_with_examples.len(),
+        6,
+        "every alias has its own example"
+    );
+}
+
+#[test]
+fn every_returns_schema_is_a_valid_json_schema_object() {
+    for contract in document()["actions"].as_array().unwrap() {
+        let schema = &contract["returnsSchema"];
+        assert!(schema.is_object(), "{}", contract["name"]);
+        jsonschema::meta::validate(schema).unwrap_or_else(|e| panic!("{}: {e}", contract["name"]));
+        assert!(!contract["returns"].as_str().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn coercion_follows_snowluma() {
+    let ban = |params: Value| SetGroupBanParams::from_params(&object(params));
+    let parsed = ban(json!({ "group_id": "20001", "user_id": 30001.9, "extra_key": [1] })).unwrap();
+    assert_eq!(
+        (parsed.group_id.0, parsed.user_id.0, parsed.duration.0),
+        (20001, 30001, 1800)
+    );
+    assert_eq!(
+        parsed.extra.get("extra_key"),
+        Some(&json!([1])),
+        "unknown keys are kept"
+    );
+    assert_eq!(
+        ban(json!({ "user_id": 1 })).unwrap_err().to_string(),
+        "group_id: is required"
+    );
+    assert_eq!(
+        ban(json!({ "group_id": null, "user_id": 1 }))
+            .unwrap_err()
+            .to_string(),
+        "group_id: must be an integer"
+    );
+    assert_eq!(
+        ban(json!({ "group_id": 0, "user_id": 1 }))
+            .unwrap_err()
+            .to_string(),
+        "group_id: must be >= 1"
+    );
+    assert_eq!(
+        ban(json!({ "group_id": 1, "user_id": 1, "duration": -1 }))
+            .unwrap_err()
+            .to_string(),
+        "duration: must be >= 0"
+    );
+
+    let get_msg = resolve("get_msg").unwrap().meta;
+    assert!(
+        get_msg
+            .check_params(&object(json!({ "message_id": -123456 })))
+            .is_ok()
+    );
+    assert!(
+        get_msg
+            .check_params(&object(json!({ "message_id": "-123456" })))
+            .is_ok()
+    );
+    assert_eq!(
+        get_msg
+            .check_params(&object(json!({ "message_id": 0 })))
+            .unwrap_err()
+            .to_string(),
+        "message_id: must not be 0"
+    );
+
+    let send = |params: Value| SendMsgParams::from_params(&object(params));
+    let flags = send(json!({ "message": "hi", "user_id": 1, "auto_escape": "yes" })).unwrap();
+    assert!(flags.auto_escape.0);
+    assert_eq!(
+        send(json!({ "message": 5, "user_id": 1 }))
+            .unwrap_err()
+            .field
+            .as_deref(),
+        Some("message")
+    );
+    assert!(
+        send(json!({ "message": "hi" })).is_err(),
+        "send_msg needs a group or user target"
+    );
+}
+
+#[test]
+fn generated_files_are_fresh() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = snowluma_mcp_codegen_check::generate(&root.join("spec"));
+    for (name, contents) in files {
+        let committed = std::fs::read_to_string(root.join("generated").join(name)).unwrap();
+        assert!(
+            committed == contents,
+            "generated/{name} is stale: run `cargo build` and commit generated/"
+        );
+    }
+}
+
+/// The codegen crate is a build-dependency only; the freshness check reaches it through a
+/// dev-dependency path so the shipped binary never links it.
+mod snowluma_mcp_codegen_check {
+    pub fn generate(spec: &std::path::Path) -> Vec<(&'static str, String)> {
+        snowluma_mcp_codegen::generate(spec)
+            .expect("spec is valid")
+            .into_iter()
+            .map(|f| (f.name, f.contents))
+            .collect()
+    }
+}

@@ -1,0 +1,358 @@
+//! A fake SnowLuma 1.11.1 OneBot HTTP adapter for tests and benchmarks.
+//!
+//! Include it with `#[path = "support/fake_snowluma.rs"] mod fake_snowluma;`.
+//! It serves on 127.0.0.1 from its own thread and runtime, so it keeps
+//! answering while a test blocks or uses a current-thread runtime.
+//! Wire behaviour follows `shared/reference/snowluma-onebot-protocol.md`
+//! sections a and b; action metadata comes from `generated/catalog.json`.
+//! Nothing touches the filesystem: uploads and downloads live in memory.
+#![allow(dead_code)] // each includer uses a different part of the API
+
+#[path = "fake_snowluma/actions.rs"]
+mod actions;
+#[path = "fake_snowluma/schema.rs"]
+mod schema;
+#[path = "fake_snowluma/server.rs"]
+mod server;
+#[path = "fake_snowluma/streams.rs"]
+mod streams;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+pub use streams::{fill_generated, generated_byte, generated_sha256};
+
+/// Canned identities used by the answers.
+pub const SELF_ID: i64 = 10001;
+pub const GROUP_ID: i64 = 20001;
+pub const USER_ID: i64 = 30001;
+pub const MESSAGE_ID: i64 = -123456;
+/// `get_msg` / `delete_msg` answer "message not found" for this id.
+pub const MISSING_MESSAGE_ID: i64 = 999;
+/// Default `get_version_info.app_version`.
+pub const APP_VERSION: &str = "1.11.1-node";
+/// Where files registered with `add_file` appear to live on the SnowLuma host.
+pub const DOWNLOAD_DIR: &str = "/tmp/snowluma-stream/download";
+/// Where completed uploads appear to live (`<dir>/<stream_id>__<filename>`).
+pub const UPLOAD_DIR: &str = "/tmp/snowluma-stream/upload/10001";
+
+/// Startup options; `FakeSnowLuma::start` uses the defaults plus a token.
+#[derive(Clone, Debug)]
+pub struct FakeOptions {
+    pub token: Option<String>,
+    /// 0 picks a free port.
+    pub port: u16,
+    /// The adapter's configured path. With the default "/" every path routes
+    /// to an action (as in SnowLuma), so a 404 needs another base.
+    pub base_path: String,
+    /// Keep every request for `requests()`. Off for long benchmarks.
+    pub record_requests: bool,
+    /// Keep assembled upload bytes (for `uploaded()` and re-download).
+    /// When off, only size and sha256 are kept.
+    pub keep_upload_bytes: bool,
+}
+
+impl Default for FakeOptions {
+    fn default() -> Self {
+        FakeOptions {
+            token: None,
+            port: 0,
+            base_path: "/".to_string(),
+            record_requests: true,
+            keep_upload_bytes: true,
+        }
+    }
+}
+
+/// One request as received, recorded before any answer or fault.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    /// Raw query string, without the `?`.
+    pub query: Option<String>,
+    /// Lowercase names, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// Raw body; only the first 2 MiB of an oversized body.
+    pub body: Vec<u8>,
+    /// The action the adapter resolved (path form wins over the body).
+    pub action: Option<String>,
+    /// Params as the adapter parsed them (object).
+    pub params: Option<Value>,
+}
+
+impl Recorded {
+    /// First value of a header, by case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON, when it is JSON.
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+}
+
+/// Injected misbehaviour. Applies to ordinary and stream actions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// HTTP 401 retcode 1401, whatever the token.
+    Unauthorized,
+    /// HTTP 500 retcode 1200.
+    ServerError,
+    /// HTTP 200 with a body that is not JSON (not a frame either, for streams).
+    BadJson,
+    /// Wait this long before sending the response head.
+    Slow(Duration),
+    /// Send the head and part of the body, then hang until the client leaves.
+    /// Streams send the first frame whole (unless it is the terminal one).
+    StallBody,
+    /// Streams: abort the connection after this many whole frames (also when
+    /// the stream had fewer, so the body never ends cleanly). Ordinary
+    /// actions: abort after half of the body.
+    DisconnectMidStream { after_frames: usize },
+    /// Streams: a frame of 17 MiB with no `\r\n\r\n`. Ordinary actions: a
+    /// valid 17 MiB JSON envelope.
+    OversizedFrame,
+    /// Streams: the terminal frame becomes an error frame, retcode 100.
+    /// Ordinary actions: `{status:"failed",retcode:100}`.
+    ErrorFrame,
+    /// Read and record the request, then close the connection unanswered.
+    Refuse,
+}
+
+/// What the fake knows about one `upload_file_stream` stream id.
+#[derive(Clone, Debug, Default)]
+pub struct UploadState {
+    pub stream_id: String,
+    pub filename: String,
+    pub total_chunks: u64,
+    /// Distinct chunk indices stored.
+    pub received_chunks: u64,
+    /// Calls that carried a chunk, duplicates included.
+    pub chunk_calls: u64,
+    pub expected_sha256: Option<String>,
+    pub complete: bool,
+    pub file_path: Option<String>,
+    pub file_size: Option<u64>,
+    pub sha256: Option<String>,
+    /// The assembled file (when `keep_upload_bytes`).
+    pub bytes: Option<Bytes>,
+    /// A `reset:true` call was seen for this id (sticky).
+    pub reset_seen: bool,
+    /// Wording of the last error frame answered for this id.
+    pub last_error: Option<String>,
+}
+
+/// A running fake. Dropping it (or `shutdown`) stops the server and closes
+/// every open connection.
+pub struct FakeSnowLuma {
+    /// `http://127.0.0.1:PORT/` (plus the base path when not "/").
+    pub url: String,
+    pub port: u16,
+    shared: Arc<Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// State shared between the handle and the server thread.
+struct Shared {
+    token: Option<String>,
+    base_path: String,
+    record: bool,
+    keep_upload_bytes: bool,
+    state: Mutex<State>,
+}
+
+struct State {
+    requests: Vec<Recorded>,
+    faults: HashMap<Option<String>, Fault>,
+    answers: HashMap<String, Value>,
+    version: String,
+    files: HashMap<String, streams::Source>,
+    uploads: streams::Uploads,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking test thread must not wedge the server for the others.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl FakeSnowLuma {
+    /// Start on 127.0.0.1 with a free port; `token` enables auth.
+    pub async fn start(token: Option<&str>) -> FakeSnowLuma {
+        Self::start_with(FakeOptions {
+            token: token.map(str::to_string),
+            ..FakeOptions::default()
+        })
+        .await
+    }
+
+    pub async fn start_with(opts: FakeOptions) -> FakeSnowLuma {
+        Self::start_blocking(opts)
+    }
+
+    /// Same as `start_with`, for callers without an async context.
+    pub fn start_blocking(opts: FakeOptions) -> FakeSnowLuma {
+        let base_path = normalize_base(&opts.base_path);
+        let listener = std::net::TcpListener::bind(("127.0.0.1", opts.port))
+            .expect("fake SnowLuma: bind 127.0.0.1");
+        listener
+            .set_nonblocking(true)
+            .expect("fake SnowLuma: nonblocking listener");
+        let port = listener.local_addr().expect("local addr").port();
+        let url = if base_path == "/" {
+            format!("http://127.0.0.1:{port}/")
+        } else {
+            format!("http://127.0.0.1:{port}{base_path}/")
+        };
+        let shared = Arc::new(Shared {
+            token: opts.token.filter(|t| !t.is_empty()),
+            base_path,
+            record: opts.record_requests,
+            keep_upload_bytes: opts.keep_upload_bytes,
+            state: Mutex::new(State {
+                requests: Vec::new(),
+                faults: HashMap::new(),
+                answers: HashMap::new(),
+                version: APP_VERSION.to_string(),
+                files: HashMap::new(),
+                uploads: streams::Uploads::default(),
+            }),
+        });
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
+        let server_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("fake-snowluma-{port}"))
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .thread_name("fake-snowluma-worker")
+                    .enable_all()
+                    .build()
+                    .expect("fake SnowLuma runtime");
+                rt.block_on(server::serve(listener, server_shared, stop_rx));
+                // Dropping the runtime's tasks closes every connection.
+                rt.shutdown_background();
+            })
+            .expect("spawn fake SnowLuma thread");
+        FakeSnowLuma {
+            url,
+            port,
+            shared,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.lock().requests.clone()
+    }
+
+    /// Requests that resolved to `action`.
+    pub fn requests_for(&self, action: &str) -> Vec<Recorded> {
+        self.shared
+            .lock()
+            .requests
+            .iter()
+            .filter(|r| r.action.as_deref() == Some(action))
+            .cloned()
+            .collect()
+    }
+
+    pub fn clear_requests(&self) {
+        self.shared.lock().requests.clear();
+    }
+
+    /// `None` = every request; an action's own fault wins over the global one.
+    pub fn set_fault(&self, action: Option<&str>, fault: Fault) {
+        self.shared
+            .lock()
+            .faults
+            .insert(action.map(str::to_string), fault);
+    }
+
+    pub fn clear_faults(&self) {
+        self.shared.lock().faults.clear();
+    }
+
+    /// Change `get_version_info.app_version`.
+    pub fn set_version(&self, version: &str) {
+        self.shared.lock().version = version.to_string();
+    }
+
+    /// Answer `action` with this whole envelope (echo is still added). For a
+    /// stream action it becomes the single, terminal frame.
+    pub fn set_answer(&self, action: &str, envelope: Value) {
+        self.shared
+            .lock()
+            .answers
+            .insert(action.to_string(), envelope);
+    }
+
+    pub fn clear_answers(&self) {
+        self.shared.lock().answers.clear();
+    }
+
+    /// Register a downloadable file; returns the `file` param to use.
+    pub fn add_file(&self, name: &str, bytes: Vec<u8>) -> String {
+        let path = format!("{DOWNLOAD_DIR}/{name}");
+        self.shared
+            .lock()
+            .files
+            .insert(path.clone(), streams::Source::Bytes(Bytes::from(bytes)));
+        path
+    }
+
+    /// Register a deterministic file produced while streaming (byte i is
+    /// `generated_byte(seed, i)`); nothing proportional to `size` is held.
+    pub fn add_generated_file(&self, name: &str, size: u64, seed: u8) -> String {
+        let path = format!("{DOWNLOAD_DIR}/{name}");
+        self.shared
+            .lock()
+            .files
+            .insert(path.clone(), streams::Source::Generated { size, seed });
+        path
+    }
+
+    /// What was uploaded under `stream_id` (kept after completion or reset).
+    pub fn uploaded(&self, stream_id: &str) -> Option<UploadState> {
+        self.shared.lock().uploads.record(stream_id)
+    }
+
+    /// Stop serving now; dropping does the same.
+    pub fn shutdown(self) {}
+}
+
+impl Drop for FakeSnowLuma {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// SnowLuma's normalised adapter path: leading `/`, no trailing `/`.
+fn normalize_base(path: &str) -> String {
+    let trimmed = path.trim().trim_end_matches('/');
+    if trimmed.is_empty() {
+        "/".to_string()
+    } else if trimmed.starts_with('/') {
+        trimmed.to_string()
+    } else {
+        format!("/{trimmed}")
+    }
+}
