@@ -31,8 +31,9 @@ fn main() -> ExitCode {
         .with_ansi(false)
         .with_env_filter(filter)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: the work per call is small and IO-bound, and a single thread avoids a
+    // cross-thread hand-off per message.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
@@ -54,7 +55,10 @@ async fn serve(config: Config) -> ExitCode {
         ACTIONS.len() + aliases,
         config.mode.as_str()
     );
-    let transport = StdioTransport::new(tokio::io::stdin(), tokio::io::stdout());
+    // FIFOs (how MCP clients launch servers) are driven by the IO reactor; anything else falls
+    // back to tokio's blocking stdio handles.
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let transport = StdioTransport::new(stdin, stdout);
     match SnowlumaServer::new(config).serve(transport).await {
         Ok(running) => match running.waiting().await {
             Ok(reason) => {

@@ -24,6 +24,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 
+// Helpers for includers; each test binary uses some of them.
+#[allow(unused_imports)]
+pub use actions::{catalog_actions, catalog_examples, returns_schema};
+#[allow(unused_imports)]
+pub use schema::validate as validate_schema;
+#[allow(unused_imports)]
 pub use streams::{fill_generated, generated_byte, generated_sha256};
 
 /// Canned identities used by the answers.

@@ -54,7 +54,10 @@ fn catalog() -> &'static Catalog {
             }
             cat.actions.push(ActionInfo {
                 name: name.to_string(),
-                stream: entry.get("stream").and_then(Value::as_bool).unwrap_or(false),
+                stream: entry
+                    .get("stream")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
                 params: list(entry.get("params")),
                 invariants: list(entry.get("invariants")),
                 returns_schema: entry.get("returnsSchema").cloned().unwrap_or(Value::Null),
@@ -139,7 +142,11 @@ pub(super) fn dispatch(shared: &Shared, action: &str, params: &Map<String, Value
     match info.name.as_str() {
         "download_file_stream" | "download_file_image_stream" | "download_file_record_stream" => {
             let file = text("file");
-            let target = if file.is_empty() { text("file_id") } else { file };
+            let target = if file.is_empty() {
+                text("file_id")
+            } else {
+                file
+            };
             let chunk_size = params
                 .get("chunk_size")
                 .and_then(as_int)
@@ -165,7 +172,8 @@ pub(super) fn dispatch(shared: &Shared, action: &str, params: &Map<String, Value
         "clean_stream_temp_file" => {
             let mut removed = st.uploads.clean();
             let before = st.files.len();
-            st.files.retain(|path, _| !path.starts_with(super::UPLOAD_DIR));
+            st.files
+                .retain(|path, _| !path.starts_with(super::UPLOAD_DIR));
             removed += before - st.files.len();
             wrap(ok(json!({"message": "success", "removed": removed})))
         }
@@ -195,7 +203,11 @@ fn resolve_download(
         // The fake has no network: answer the way SnowLuma refuses or fails.
         let host = rest.split(['/', '?', '#']).next().unwrap_or("");
         let host = host.rsplit('@').next().unwrap_or(host);
-        let host = host.trim_start_matches('[').split(']').next().unwrap_or(host);
+        let host = host
+            .trim_start_matches('[')
+            .split(']')
+            .next()
+            .unwrap_or(host);
         let host = if host.matches(':').count() == 1 {
             host.split(':').next().unwrap_or(host)
         } else {
@@ -210,7 +222,10 @@ fn resolve_download(
             Err(_) => format!("cannot resolve host: {host}"),
         });
     }
-    Err("file not found (expected a stream-dir path, an http(s) URL, or a cached image/voice id)".into())
+    Err(
+        "file not found (expected a stream-dir path, an http(s) URL, or a cached image/voice id)"
+            .into(),
+    )
 }
 
 fn is_private(ip: std::net::IpAddr) -> bool {
@@ -251,7 +266,10 @@ fn canned(info: &ActionInfo, params: &Map<String, Value>, version: &str) -> Valu
         "get_group_list" => ok(json!([group_info(GROUP_ID)])),
         "get_group_info" => ok(group_info(group_id)),
         "get_group_member_info" => ok(member(group_id, user_id)),
-        "get_group_member_list" => ok(json!([member(group_id, SELF_ID), member(group_id, USER_ID)])),
+        "get_group_member_list" => ok(json!([
+            member(group_id, SELF_ID),
+            member(group_id, USER_ID)
+        ])),
         "get_msg" => match int("message_id") {
             Some(MISSING_MESSAGE_ID) => failed(100, "message not found"),
             id => ok(message(id.unwrap_or(MESSAGE_ID))),
@@ -414,7 +432,13 @@ fn check_param(p: &Value, v: &Value, name: &str) -> Result<(), String> {
     let num = |k: &str| p.get(k).and_then(Value::as_i64);
     let reason = |why: String| format!("{name}: {why}");
     match ty {
-        "uint" => check_int(v, "a positive integer", Some(num("minimum").unwrap_or(1)), num("maximum"), false),
+        "uint" => check_int(
+            v,
+            "a positive integer",
+            Some(num("minimum").unwrap_or(1)),
+            num("maximum"),
+            false,
+        ),
         "int" => check_int(
             v,
             "an integer",
@@ -423,7 +447,9 @@ fn check_param(p: &Value, v: &Value, name: &str) -> Result<(), String> {
             p.get("non_zero").and_then(Value::as_bool) == Some(true),
         ),
         "message_id" => check_int(v, "a message id", num("minimum"), num("maximum"), true),
-        "number" => as_number(v).map(|_| ()).ok_or_else(|| "expected a number".to_string()),
+        "number" => as_number(v)
+            .map(|_| ())
+            .ok_or_else(|| "expected a number".to_string()),
         "string" => match as_string(v) {
             None => Err("expected a string".to_string()),
             Some(s) if s.is_empty() && num("min_length").unwrap_or(0) > 0 => {
@@ -431,9 +457,15 @@ fn check_param(p: &Value, v: &Value, name: &str) -> Result<(), String> {
             }
             Some(_) => Ok(()),
         },
-        "bool" => as_bool(v).map(|_| ()).ok_or_else(|| "expected a boolean".to_string()),
+        "bool" => as_bool(v)
+            .map(|_| ())
+            .ok_or_else(|| "expected a boolean".to_string()),
         "enum" => {
-            let values = p.get("values").and_then(Value::as_array).cloned().unwrap_or_default();
+            let values = p
+                .get("values")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             if (v.is_string() || v.is_number()) && values.contains(v) {
                 Ok(())
             } else {
@@ -465,7 +497,13 @@ fn check_param(p: &Value, v: &Value, name: &str) -> Result<(), String> {
     .map_err(reason)
 }
 
-fn check_int(v: &Value, what: &str, min: Option<i64>, max: Option<i64>, non_zero: bool) -> Result<(), String> {
+fn check_int(
+    v: &Value,
+    what: &str,
+    min: Option<i64>,
+    max: Option<i64>,
+    non_zero: bool,
+) -> Result<(), String> {
     let n = as_int(v).ok_or_else(|| format!("expected {what}"))?;
     if non_zero && n == 0 {
         return Err("must not be 0".into());

@@ -16,7 +16,11 @@ pub(super) fn synthesize(schema: &Value, key: Option<&str>) -> Option<Value> {
     if let Some(c) = obj.get("const") {
         return Some(c.clone());
     }
-    if let Some(first) = obj.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+    if let Some(first) = obj
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
         return Some(first.clone());
     }
     if obj
@@ -133,7 +137,10 @@ fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
     if let Some(t) = s.get("type") {
         let ok = match t {
             Value::String(t) => is_type(t, value),
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| is_type(t, value)),
+            Value::Array(ts) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|t| is_type(t, value)),
             _ => true,
         };
         if !ok {
@@ -156,7 +163,10 @@ fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
         return fail("matches a `not` schema".to_string());
     }
     if let Some(branches) = s.get("oneOf").and_then(Value::as_array) {
-        let hits = branches.iter().filter(|b| check(b, value, at).is_ok()).count();
+        let hits = branches
+            .iter()
+            .filter(|b| check(b, value, at).is_ok())
+            .count();
         if hits != 1 {
             return fail(format!("matches {hits} oneOf branches, expected 1"));
         }
@@ -269,9 +279,7 @@ fn is_type(t: &str, v: &Value) -> bool {
         "boolean" => v.is_boolean(),
         "null" => v.is_null(),
         "number" => v.is_number(),
-        "integer" => {
-            v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0)
-        }
+        "integer" => v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
         _ => true,
     }
 }
@@ -284,7 +292,11 @@ fn pattern_matches(pattern: &str, text: &str) -> bool {
         "^[0-9a-f]{64}$" => text.len() == 64 && text.chars().all(lower_hex),
         "^Index-> ([1-9]|10)$" => text
             .strip_prefix("Index-> ")
-            .and_then(|n| n.parse::<u32>().ok().filter(|n| n.to_string().len() == text.len() - 8))
+            .and_then(|n| {
+                n.parse::<u32>()
+                    .ok()
+                    .filter(|n| n.to_string().len() == text.len() - 8)
+            })
             .is_some_and(|n| (1..=10).contains(&n)),
         _ => true,
     }

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Benchmarks: criterion (catalog paths) and the end-to-end stdio script. Loopback only.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cargo build --release --examples --bins
+python3 benches/e2e.py "$@"
+cargo bench --bench catalog

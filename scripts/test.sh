@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: the Rust tests of both crates (codegen fixtures, catalog, search
+# quality, stdio protocol with rmcp's client and raw JSON lines, the fake SnowLuma) and the
+# third-party client tests (python `mcp` 2.3.0 in a repo-local virtualenv).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export INSTA_UPDATE="${INSTA_UPDATE:-no}"
+# The binary and examples (fake SnowLuma, stdio echo) are what the python tests drive.
+cargo build --all-targets --examples
+cargo test --workspace
+bash tests/python/run.sh
