@@ -59,7 +59,14 @@ async fn serve(config: Config) -> ExitCode {
     // back to tokio's blocking stdio handles.
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let transport = StdioTransport::new(stdin, stdout);
-    match SnowlumaServer::new(config).serve(transport).await {
+    let server = match SnowlumaServer::new(config) {
+        Ok(server) => server,
+        Err(error) => {
+            tracing::error!("cannot start: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match server.serve(transport).await {
         Ok(running) => match running.waiting().await {
             Ok(reason) => {
                 tracing::info!(?reason, "stopped");

@@ -13,11 +13,20 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 async fn connect(modern: bool) -> RunningService<RoleClient, ()> {
+    connect_in(modern, "docs").await
+}
+
+/// Connects to a server in `mode`; read and write point at a closed loopback port, which
+/// listing tools never contacts.
+async fn connect_in(modern: bool, mode: &str) -> RunningService<RoleClient, ()> {
     let mut command = Command::new(raw_client::binary());
     command
-        .env_remove("SNOWLUMA_MCP_MODE")
         .env_remove("SNOWLUMA_MCP_ENDPOINT")
+        .env("SNOWLUMA_MCP_MODE", mode)
         .env("SNOWLUMA_MCP_LOG", "warn");
+    if mode != "docs" {
+        command.env("SNOWLUMA_MCP_ENDPOINT", "http://127.0.0.1:9/");
+    }
     let transport = TokioChildProcess::new(command).expect("spawn");
     let client = if modern {
         ().serve_with_lifecycle(
@@ -63,6 +72,20 @@ async fn tool_definitions_match_their_snapshots_in_both_generations() {
             assert_eq!(public["annotations"]["openWorldHint"], false);
             // Same definition for both generations: one snapshot per tool.
             insta::assert_json_snapshot!(format!("tool_docs_{}", tool.name), public);
+        }
+        client.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn execution_modes_list_their_tools_with_snapshots() {
+    for (mode, expected) in [("read", 6), ("write", 7)] {
+        let client = connect_in(true, mode).await;
+        let tools = client.list_all_tools().await.unwrap();
+        assert_eq!(tools.len(), expected, "{mode}");
+        for tool in tools {
+            let public = sorted(&serde_json::to_value(&tool).unwrap());
+            insta::assert_json_snapshot!(format!("tool_{mode}_{}", tool.name), public);
         }
         client.cancel().await.unwrap();
     }

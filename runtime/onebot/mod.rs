@@ -34,13 +34,6 @@ pub enum CallError {
     TooLarge,
 }
 
-impl CallError {
-    /// Whether SnowLuma may have received (and acted on) the request.
-    pub fn may_have_reached_snowluma(&self) -> bool {
-        !matches!(self, CallError::Connect(_))
-    }
-}
-
 #[derive(Clone)]
 pub struct OneBotClient {
     http: reqwest::Client,
@@ -74,7 +67,12 @@ impl OneBotClient {
     }
 
     /// Starts a POST of `{action, params}` with auth and trace headers.
-    pub fn request(&self, action: &str, params: &Map<String, Value>, trace: &TraceContext) -> reqwest::RequestBuilder {
+    pub fn request(
+        &self,
+        action: &str,
+        params: &Map<String, Value>,
+        trace: &TraceContext,
+    ) -> reqwest::RequestBuilder {
         let body = serde_json::json!({ "action": action, "params": params });
         let mut request = self
             .http
@@ -100,7 +98,11 @@ impl OneBotClient {
         cancel: &CancellationToken,
     ) -> Result<Value, CallError> {
         let exchange = async {
-            let response = self.request(action, params, trace).send().await.map_err(classify)?;
+            let response = self
+                .request(action, params, trace)
+                .send()
+                .await
+                .map_err(classify)?;
             let status = response.status();
             let body = read_body(response).await?;
             if status != StatusCode::OK {
@@ -111,8 +113,12 @@ impl OneBotClient {
             }
             match serde_json::from_slice::<Value>(&body) {
                 Ok(envelope @ Value::Object(_)) => Ok(envelope),
-                Ok(_) => Err(CallError::NotJson("the body is JSON but not an object".into())),
-                Err(error) => Err(CallError::NotJson(format!("the body is not JSON ({error})"))),
+                Ok(_) => Err(CallError::NotJson(
+                    "the body is JSON but not an object".into(),
+                )),
+                Err(error) => Err(CallError::NotJson(format!(
+                    "the body is not JSON ({error})"
+                ))),
             }
         };
         tokio::select! {

@@ -279,19 +279,13 @@ pub fn runtime_info(config: &Config) -> Value {
     })
 }
 
-pub fn get_runtime_info(config: &Config, args: Option<JsonObject>) -> Reply {
-    let args = match parse_args::<RuntimeInfoArgs>("get_runtime_info", args) {
-        Ok(args) => args,
-        Err(reply) => return reply,
-    };
-    if args.check_connection && !config.mode.executes() {
-        return Reply::error(
-            "mode",
-            "check_connection needs read or write mode; this server runs in docs mode and never opens a connection",
-            "set SNOWLUMA_MCP_ENDPOINT (and SNOWLUMA_MCP_MODE=read or write) in the MCP client's server configuration",
-        );
-    }
-    Reply::ok(runtime_info(config))
+/// `check_connection` in docs mode.
+pub fn check_connection_refused() -> Reply {
+    Reply::error(
+        "mode",
+        "check_connection needs read or write mode; this server runs in docs mode and never opens a connection",
+        "set SNOWLUMA_MCP_ENDPOINT (and SNOWLUMA_MCP_MODE=read or write) in the MCP client's server configuration",
+    )
 }
 
 fn compact_entry_schema() -> Value {

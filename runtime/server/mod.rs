@@ -21,11 +21,16 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+pub use docs::unknown_action;
 pub use reply::{Diagnostics, Outcome, Reply};
 pub use resources::{ACTION_URI_TEMPLATE, CATALOG_URI};
 
-use crate::catalog::{ACTIONS, CATALOG_VERSION};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::{self, ACTIONS, CATALOG_VERSION};
 use crate::config::Config;
+use crate::exec::{self, ActionArgs, Entry, Executor};
 use crate::trace::{self, TraceContext};
 
 /// Result `_meta` for modern clients: every 2026-07-28 result names the server.
@@ -47,6 +52,8 @@ const CATALOG_TTL_MS: u64 = 300_000;
 #[derive(Clone)]
 pub struct SnowlumaServer {
     config: Arc<Config>,
+    /// Present in read and write mode only; docs mode has no way to reach SnowLuma.
+    exec: Option<Arc<Executor>>,
 }
 
 /// True when the request being served speaks 2026-07-28 or later (the per-request `_meta`
@@ -57,10 +64,16 @@ fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
 }
 
 impl SnowlumaServer {
-    pub fn new(config: Config) -> Self {
-        SnowlumaServer {
+    pub fn new(config: Config) -> Result<Self, String> {
+        let exec = if config.mode.executes() {
+            Some(Arc::new(Executor::new(&config)?))
+        } else {
+            None
+        };
+        Ok(SnowlumaServer {
             config: Arc::new(config),
-        }
+            exec,
+        })
     }
 
     pub fn config(&self) -> &Config {
@@ -68,7 +81,13 @@ impl SnowlumaServer {
     }
 
     /// Runs one tool. Availability is checked here on every call, listed or not.
-    async fn dispatch(&self, name: &str, args: Option<rmcp::model::JsonObject>) -> Reply {
+    async fn dispatch(
+        &self,
+        name: &str,
+        args: Option<rmcp::model::JsonObject>,
+        trace: &TraceContext,
+        cancel: &CancellationToken,
+    ) -> Reply {
         let Some(tool) = tools::find(name) else {
             return Reply::error(
                 "unknown_tool",
@@ -77,7 +96,10 @@ impl SnowlumaServer {
             );
         };
         let mode = self.config.mode;
-        if !tool.available_in(mode) {
+        // The executing tools are gated per action by exec::gate, which can name the right
+        // tool or mode for that action; the others are gated by their mode alone.
+        let executing = matches!(tool.name, "query_action" | "invoke_action");
+        if !executing && !tool.available_in(mode) {
             return Reply::error(
                 "mode",
                 format!(
@@ -94,13 +116,113 @@ impl SnowlumaServer {
             "search_actions" => docs::search_actions(args),
             "get_action" => docs::get_action(args),
             "list_categories" => docs::list_categories(args),
-            "get_runtime_info" => docs::get_runtime_info(&self.config, args),
+            "get_runtime_info" => self.runtime_info(args, trace, cancel).await,
+            "query_action" | "invoke_action" => {
+                let entry = if tool.name == "query_action" {
+                    Entry::Query
+                } else {
+                    Entry::Invoke
+                };
+                match (exec::parse(tool.name, args), &self.exec) {
+                    (Err(reply), _) => reply,
+                    (Ok(args), Some(executor)) => executor.run(entry, args, trace, cancel).await,
+                    (Ok(args), None) => match catalog::resolve(args.action.trim()) {
+                        None => unknown_action(args.action.trim()),
+                        Some(resolved) => exec::gate(entry, self.config.mode, resolved)
+                            .err()
+                            .unwrap_or_else(|| {
+                                Reply::error(
+                                    "mode",
+                                    "execution is not configured",
+                                    "set SNOWLUMA_MCP_ENDPOINT",
+                                )
+                            }),
+                    },
+                }
+            }
             other => Reply::error(
                 "unknown_tool",
                 format!("no handler for `{other}`"),
                 "report this as a bug",
             ),
         }
+    }
+}
+
+/// The actions `get_runtime_info` runs when asked to check the connection.
+const CONNECTION_CHECKS: [&str; 3] = ["get_login_info", "get_status", "get_version_info"];
+
+impl SnowlumaServer {
+    /// `get_runtime_info`: the local overview, and with `check_connection` three read-only
+    /// calls through the ordinary gate, each with its own response and diagnostics.
+    async fn runtime_info(
+        &self,
+        args: Option<rmcp::model::JsonObject>,
+        trace: &TraceContext,
+        cancel: &CancellationToken,
+    ) -> Reply {
+        let args = match tools::parse_args::<docs::RuntimeInfoArgs>("get_runtime_info", args) {
+            Ok(args) => args,
+            Err(reply) => return reply,
+        };
+        let mut info = docs::runtime_info(&self.config);
+        if let Some(executor) = &self.exec {
+            info["request_timeout_ms"] = json!(executor.timeout_ms() as u64);
+        }
+        if !args.check_connection {
+            return Reply::ok(info);
+        }
+        let Some(executor) = &self.exec else {
+            return docs::check_connection_refused();
+        };
+        let mut checks = Map::new();
+        let mut failed = 0;
+        for action in CONNECTION_CHECKS {
+            let call = ActionArgs {
+                action: action.to_string(),
+                params: None,
+            };
+            let reply = executor.run(Entry::Query, call, trace, cancel).await;
+            if reply.diagnostics.outcome != Outcome::Success {
+                failed += 1;
+            }
+            checks.insert(
+                action.into(),
+                json!({ "result": reply.result, "diagnostics": reply.diagnostics }),
+            );
+        }
+        let server_version = checks["get_version_info"]["result"]["data"]["app_version"]
+            .as_str()
+            .map(str::to_string);
+        info["connection_checked"] = json!(true);
+        info["checks"] = Value::Object(checks);
+        let mut reply = Reply::ok(info);
+        if let Some(version) = server_version {
+            // SnowLuma reports e.g. `1.11.1-node`; the catalog names the release it describes.
+            let release = version
+                .split(['-', '+'])
+                .next()
+                .unwrap_or(&version)
+                .trim_start_matches('v');
+            let matches = release == CATALOG_VERSION;
+            reply.result["catalog_matches_server"] = json!(matches);
+            if !matches {
+                reply.result["hint"] = json!(format!(
+                    "SnowLuma reports version {version}, the bundled catalog describes {CATALOG_VERSION}: actions, params or results may differ"
+                ));
+            }
+        }
+        if failed > 0 {
+            reply.diagnostics.outcome = Outcome::Failed;
+            reply.diagnostics.kind = Some("connection_check");
+            reply.diagnostics.message = Some(format!(
+                "{failed} of {} connection checks did not succeed; see checks",
+                CONNECTION_CHECKS.len()
+            ));
+            reply.diagnostics.next_step =
+                Some("read each check's diagnostics for the cause".into());
+        }
+        reply
     }
 }
 
@@ -165,7 +287,9 @@ impl ServerHandler for SnowlumaServer {
                 None,
             ));
         }
-        let reply = self.dispatch(name, request.arguments).await;
+        let reply = self
+            .dispatch(name, request.arguments, &trace, &ctx.ct)
+            .await;
         trace::log_call(
             name,
             &trace,

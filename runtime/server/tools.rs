@@ -55,6 +55,10 @@ impl ToolSpec {
     }
 }
 
+fn always(_: Mode) -> bool {
+    true
+}
+
 fn never(_: Mode) -> bool {
     false
 }
@@ -127,7 +131,50 @@ pub static TOOLS: &[ToolSpec] = &[
         read_only: true,
         open_world: when_executing,
     },
+    ToolSpec {
+        name: "query_action",
+        title: "Run a read-only OneBot action",
+        description: "Run one read-only catalog action (name or alias) against SnowLuma and return its OneBot \
+            envelope unchanged as `result`. Params are checked against the catalog before anything is sent \
+            and then forwarded exactly as given (negative message ids and numeric strings included). A \
+            business failure (retcode != 0) is returned as data with diagnostics.outcome \"failed\"; \
+            transport problems are tool errors with a kind and a next step. Actions that change state need \
+            invoke_action in write mode.",
+        min_mode: Mode::Read,
+        input_schema: rmcp::handler::server::tool::schema_for_type::<crate::exec::ActionArgs>,
+        result_schema: envelope_schema,
+        read_only: true,
+        open_world: always,
+    },
+    ToolSpec {
+        name: "invoke_action",
+        title: "Run any OneBot action",
+        description: "Run any catalog action (name or alias) against SnowLuma, including ones that send \
+            messages or change the account, groups or files, and return its OneBot envelope unchanged as \
+            `result`. Params are checked before anything is sent and forwarded exactly as given. A timeout \
+            or cancellation leaves the outcome unknown: SnowLuma may have acted. Nothing is retried. Write \
+            mode only.",
+        min_mode: Mode::Write,
+        input_schema: rmcp::handler::server::tool::schema_for_type::<crate::exec::ActionArgs>,
+        result_schema: envelope_schema,
+        read_only: false,
+        open_world: always,
+    },
 ];
+
+/// The schema of an executing tool's result: SnowLuma's envelope, unchanged.
+fn envelope_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "description": "SnowLuma's OneBot envelope exactly as received: status, retcode, data (see the action's returnsSchema), wording on failure",
+        "properties": {
+            "status": { "type": "string" },
+            "retcode": { "type": "integer" },
+            "data": {},
+            "wording": { "type": "string" }
+        }
+    })
+}
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name == name)
