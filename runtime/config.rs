@@ -3,6 +3,7 @@
 //! value's problem and what to do instead.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
@@ -63,9 +64,46 @@ struct Flags {
     #[arg(long, env = "SNOWLUMA_MCP_TIMEOUT_MS", default_value_t = 30_000)]
     timeout_ms: u64,
 
+    /// Directory on the MCP host where stream downloads are saved (absolute)
+    /// [default: <temp dir>/snowluma-mcp-downloads]
+    #[arg(long, env = "SNOWLUMA_MCP_DOWNLOAD_DIR")]
+    download_dir: Option<String>,
+
+    /// Directory on the MCP host whose files `execution.input_file` may upload (absolute);
+    /// unset disables automatic upload
+    #[arg(long, env = "SNOWLUMA_MCP_UPLOAD_ROOT")]
+    upload_root: Option<String>,
+
+    /// Largest file one download or upload may move, in bytes
+    #[arg(long, env = "SNOWLUMA_MCP_MAX_FILE_BYTES", default_value_t = 1 << 30)]
+    max_file_bytes: u64,
+
+    /// Most bytes the download directory may hold, in bytes
+    #[arg(long, env = "SNOWLUMA_MCP_DIR_QUOTA_BYTES", default_value_t = 4 << 30)]
+    dir_quota_bytes: u64,
+
+    /// Longest wait for the next bytes of a stream, in milliseconds
+    #[arg(long, env = "SNOWLUMA_MCP_STREAM_IDLE_MS", default_value_t = 30_000)]
+    stream_idle_ms: u64,
+
+    /// Most stream actions running at once
+    #[arg(long, env = "SNOWLUMA_MCP_MAX_STREAMS", default_value_t = 2)]
+    max_streams: usize,
+
     /// Log filter for stderr (tracing syntax), e.g. `info` or `debug,rmcp=warn`
     #[arg(long, env = "SNOWLUMA_MCP_LOG", default_value = "info,rmcp=warn")]
     log: String,
+}
+
+/// Limits and places of stream actions (files move on the MCP host).
+#[derive(Debug, Clone)]
+pub struct StreamConfig {
+    pub download_dir: PathBuf,
+    pub upload_root: Option<PathBuf>,
+    pub max_file_bytes: u64,
+    pub dir_quota_bytes: u64,
+    pub idle: Duration,
+    pub max_streams: usize,
 }
 
 /// The validated configuration.
@@ -75,6 +113,7 @@ pub struct Config {
     pub endpoint: Option<String>,
     pub token: Option<String>,
     pub timeout: Duration,
+    pub streams: StreamConfig,
     pub log: String,
 }
 
@@ -142,14 +181,67 @@ impl Config {
                 flags.timeout_ms
             )));
         }
+        let download_dir = match flags.download_dir.filter(|d| !d.trim().is_empty()) {
+            Some(dir) => absolute("SNOWLUMA_MCP_DOWNLOAD_DIR", &dir)?,
+            None => std::env::temp_dir().join("snowluma-mcp-downloads"),
+        };
+        let upload_root = flags
+            .upload_root
+            .filter(|d| !d.trim().is_empty())
+            .map(|dir| absolute("SNOWLUMA_MCP_UPLOAD_ROOT", &dir))
+            .transpose()?;
+        positive("SNOWLUMA_MCP_MAX_FILE_BYTES", flags.max_file_bytes)?;
+        positive("SNOWLUMA_MCP_DIR_QUOTA_BYTES", flags.dir_quota_bytes)?;
+        if !(100..=3_600_000).contains(&flags.stream_idle_ms) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_STREAM_IDLE_MS must be between 100 and 3600000 milliseconds (got {})",
+                flags.stream_idle_ms
+            )));
+        }
+        if !(1..=64).contains(&flags.max_streams) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_MAX_STREAMS must be between 1 and 64 (got {}); SnowLuma itself allows 64 uploads",
+                flags.max_streams
+            )));
+        }
         Ok(Config {
             mode,
             endpoint,
             token,
             timeout: Duration::from_millis(flags.timeout_ms),
+            streams: StreamConfig {
+                download_dir,
+                upload_root,
+                max_file_bytes: flags.max_file_bytes,
+                dir_quota_bytes: flags.dir_quota_bytes,
+                idle: Duration::from_millis(flags.stream_idle_ms),
+                max_streams: flags.max_streams,
+            },
             log: flags.log,
         })
     }
+}
+
+/// Paths are on the MCP host and must be absolute, so their meaning does not depend on the
+/// directory the MCP client starts the server in.
+fn absolute(variable: &str, dir: &str) -> Result<PathBuf, ConfigError> {
+    let path = PathBuf::from(dir);
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err(ConfigError(format!(
+            "{variable} must be an absolute path on the MCP host (got a relative path)"
+        )))
+    }
+}
+
+fn positive(variable: &str, value: u64) -> Result<(), ConfigError> {
+    if value == 0 {
+        return Err(ConfigError(format!(
+            "{variable} must be a positive number of bytes (got 0)"
+        )));
+    }
+    Ok(())
 }
 
 /// An endpoint is an http(s) URL without embedded credentials; the token travels in a header.

@@ -11,4 +11,5 @@ pub mod config;
 pub mod exec;
 pub mod onebot;
 pub mod server;
+pub mod streams;
 pub mod trace;

@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cargo build --release --examples --bins
 python3 benches/e2e.py "$@"
+python3 benches/exec_e2e.py
 cargo bench --bench catalog

@@ -258,16 +258,30 @@ async fn gates_refuse_on_every_call_and_name_the_tool_or_mode() {
     let (response, body) = call(
         &mut writer,
         1,
-        "invoke_action",
+        "query_action",
         json!({ "action": "test_download_stream" }),
     )
     .await;
     assert!(is_error(&response));
-    assert_eq!(body["diagnostics"]["kind"], "unsupported");
+    assert!(
+        body["diagnostics"]["next_step"]
+            .as_str()
+            .unwrap()
+            .contains("invoke_action")
+    );
     assert!(
         fake.requests().is_empty(),
-        "stream actions are not sent yet"
+        "refused stream calls send nothing"
     );
+    let (response, body) = call(
+        &mut writer,
+        2,
+        "invoke_action",
+        json!({ "action": "test_download_stream" }),
+    )
+    .await;
+    assert!(!is_error(&response), "{body}");
+    assert_eq!(body["result"]["frame_count"], 11);
     writer.finish().await;
 }
 

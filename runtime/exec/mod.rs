@@ -17,6 +17,7 @@ use crate::catalog::{self, Resolved};
 use crate::config::{Config, Mode};
 use crate::onebot::OneBotClient;
 use crate::server::Reply;
+use crate::streams::{Progress, StreamCall, Streams};
 use crate::trace::TraceContext;
 
 pub use classify::classify;
@@ -47,11 +48,37 @@ pub struct ActionArgs {
     #[serde(default)]
     #[schemars(with = "Option<Map<String, Value>>")]
     pub params: Option<Value>,
+    /// Options for this server, never sent to SnowLuma (invoke_action only).
+    #[serde(default)]
+    pub execution: Option<Execution>,
 }
+
+/// How this server should carry out the call; a sibling of `params`, never forwarded.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Execution {
+    /// upload_file_stream only: a file on the MCP host, inside SNOWLUMA_MCP_UPLOAD_ROOT, that this
+    /// server uploads in chunks (stream id, chunks, sha256 and the completion call are its job).
+    pub input_file: Option<String>,
+}
+
+/// Params the server sets itself during an automatic upload.
+const UPLOAD_MANAGED: &[&str] = &[
+    "stream_id",
+    "chunk_data",
+    "chunk_index",
+    "total_chunks",
+    "file_size",
+    "expected_sha256",
+    "is_complete",
+    "reset",
+    "verify_only",
+];
 
 pub struct Executor {
     client: OneBotClient,
     mode: Mode,
+    streams: Streams,
 }
 
 impl Executor {
@@ -63,11 +90,16 @@ impl Executor {
         Ok(Executor {
             client: OneBotClient::new(endpoint, config.token.as_deref(), config.timeout)?,
             mode: config.mode,
+            streams: Streams::new(config.streams.clone()),
         })
     }
 
     pub fn timeout_ms(&self) -> u128 {
         self.client.timeout().as_millis()
+    }
+
+    pub fn streams(&self) -> &Streams {
+        &self.streams
     }
 
     /// Runs one action call through the whole pipeline.
@@ -77,6 +109,7 @@ impl Executor {
         args: ActionArgs,
         trace: &TraceContext,
         cancel: &CancellationToken,
+        progress: &mut Progress,
     ) -> Reply {
         let resolved = match catalog::resolve(args.action.trim()) {
             Some(resolved) => resolved,
@@ -102,7 +135,16 @@ impl Executor {
                 );
             }
         };
-        if let Err(error) = resolved.meta.check_params(&params) {
+        let input_file = args.execution.and_then(|e| e.input_file);
+        if let Some(refusal) = check_execution(entry, resolved, input_file.as_deref(), &params) {
+            return refusal;
+        }
+        // An automatic upload's stream id is chosen later; the rest is checked as usual.
+        let mut checked = params.clone();
+        if input_file.is_some() {
+            checked.insert("stream_id".into(), Value::String("automatic".into()));
+        }
+        if let Err(error) = resolved.meta.check_params(&checked) {
             return Reply::error(
                 "invalid_params",
                 format!("{}: {error}", resolved.meta.name),
@@ -113,6 +155,24 @@ impl Executor {
             );
         }
         let name = args.action.trim();
+        if resolved.meta.is_stream() {
+            let call = StreamCall {
+                trace,
+                cancel,
+                progress,
+            };
+            return self
+                .streams
+                .run(
+                    &self.client,
+                    resolved.meta,
+                    name,
+                    params,
+                    input_file.as_deref(),
+                    call,
+                )
+                .await;
+        }
         let outcome = self.client.call(name, &params, trace, cancel).await;
         classify(resolved.meta.read_only, outcome)
     }
@@ -132,28 +192,18 @@ pub fn gate(entry: Entry, mode: Mode, resolved: Resolved) -> Result<(), Reply> {
             "set SNOWLUMA_MCP_ENDPOINT and SNOWLUMA_MCP_MODE=read (or write) in the MCP client's server configuration",
         ));
     }
-    if action.is_stream() {
-        if !mode.writes() || entry == Entry::Query {
-            return Err(Reply::error(
-                "mode",
-                format!(
-                    "`{}` is a stream action; stream actions need invoke_action in write mode",
-                    action.name
-                ),
-                if mode.writes() {
-                    "call invoke_action instead"
-                } else {
-                    "set SNOWLUMA_MCP_MODE=write to allow stream actions"
-                },
-            ));
-        }
+    if action.is_stream() && (!mode.writes() || entry == Entry::Query) {
         return Err(Reply::error(
-            "unsupported",
+            "mode",
             format!(
-                "`{}` is a stream action; running stream actions is not supported by this server yet",
+                "`{}` is a stream action; stream actions need invoke_action in write mode",
                 action.name
             ),
-            "nothing was sent; use an ordinary action, or a server version with stream support",
+            if mode.writes() {
+                "call invoke_action instead"
+            } else {
+                "set SNOWLUMA_MCP_MODE=write to allow stream actions"
+            },
         ));
     }
     match entry {
@@ -183,6 +233,51 @@ pub fn gate(entry: Entry, mode: Mode, resolved: Resolved) -> Result<(), Reply> {
         )),
         _ => Ok(()),
     }
+}
+
+/// `execution` belongs to invoke_action, and `input_file` to upload_file_stream, whose
+/// stream-managing params the server then sets itself.
+fn check_execution(
+    entry: Entry,
+    resolved: Resolved,
+    input_file: Option<&str>,
+    params: &Map<String, Value>,
+) -> Option<Reply> {
+    let input_file = input_file?;
+    let refuse = |message: String, next: &str| {
+        Some(Reply::error("invalid_params", message, next.to_string()))
+    };
+    if entry == Entry::Query || resolved.meta.stream != crate::catalog::StreamKind::Upload {
+        return refuse(
+            format!(
+                "execution.input_file applies to invoke_action with upload_file_stream, not {} with `{}`",
+                entry.tool(),
+                resolved.meta.name
+            ),
+            "drop execution, or call invoke_action with action upload_file_stream",
+        );
+    }
+    if input_file.trim().is_empty() {
+        return refuse(
+            "execution.input_file must not be empty".into(),
+            "pass a file path inside SNOWLUMA_MCP_UPLOAD_ROOT",
+        );
+    }
+    let managed: Vec<&str> = UPLOAD_MANAGED
+        .iter()
+        .copied()
+        .filter(|k| params.contains_key(*k))
+        .collect();
+    if !managed.is_empty() {
+        return refuse(
+            format!(
+                "with execution.input_file the server sets {} itself",
+                managed.join(", ")
+            ),
+            "drop those params (filename and file_retention may stay), or upload chunk by chunk without execution",
+        );
+    }
+    None
 }
 
 fn json_kind(value: &Value) -> &'static str {

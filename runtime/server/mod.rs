@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::catalog::{self, ACTIONS, CATALOG_VERSION};
 use crate::config::Config;
 use crate::exec::{self, ActionArgs, Entry, Executor};
+use crate::streams::Progress;
 use crate::trace::{self, TraceContext};
 
 /// Result `_meta` for modern clients: every 2026-07-28 result names the server.
@@ -87,6 +88,7 @@ impl SnowlumaServer {
         args: Option<rmcp::model::JsonObject>,
         trace: &TraceContext,
         cancel: &CancellationToken,
+        progress: &mut Progress,
     ) -> Reply {
         let Some(tool) = tools::find(name) else {
             return Reply::error(
@@ -125,7 +127,9 @@ impl SnowlumaServer {
                 };
                 match (exec::parse(tool.name, args), &self.exec) {
                     (Err(reply), _) => reply,
-                    (Ok(args), Some(executor)) => executor.run(entry, args, trace, cancel).await,
+                    (Ok(args), Some(executor)) => {
+                        executor.run(entry, args, trace, cancel, progress).await
+                    }
                     (Ok(args), None) => match catalog::resolve(args.action.trim()) {
                         None => unknown_action(args.action.trim()),
                         Some(resolved) => exec::gate(entry, self.config.mode, resolved)
@@ -168,6 +172,11 @@ impl SnowlumaServer {
         let mut info = docs::runtime_info(&self.config);
         if let Some(executor) = &self.exec {
             info["request_timeout_ms"] = json!(executor.timeout_ms() as u64);
+            if let (Value::Object(info), Value::Object(streams)) =
+                (&mut info, executor.streams().overview())
+            {
+                info.extend(streams);
+            }
         }
         if !args.check_connection {
             return Reply::ok(info);
@@ -181,8 +190,11 @@ impl SnowlumaServer {
             let call = ActionArgs {
                 action: action.to_string(),
                 params: None,
+                execution: None,
             };
-            let reply = executor.run(Entry::Query, call, trace, cancel).await;
+            let reply = executor
+                .run(Entry::Query, call, trace, cancel, &mut Progress::silent())
+                .await;
             if reply.diagnostics.outcome != Outcome::Success {
                 failed += 1;
             }
@@ -287,8 +299,9 @@ impl ServerHandler for SnowlumaServer {
                 None,
             ));
         }
+        let mut progress = Progress::new(ctx.peer.clone(), ctx.meta.get_progress_token());
         let reply = self
-            .dispatch(name, request.arguments, &trace, &ctx.ct)
+            .dispatch(name, request.arguments, &trace, &ctx.ct, &mut progress)
             .await;
         trace::log_call(
             name,

@@ -156,13 +156,13 @@ pub static TOOLS: &[ToolSpec] = &[
             mode only.",
         min_mode: Mode::Write,
         input_schema: rmcp::handler::server::tool::schema_for_type::<crate::exec::ActionArgs>,
-        result_schema: envelope_schema,
+        result_schema: invoke_result_schema,
         read_only: false,
         open_world: always,
     },
 ];
 
-/// The schema of an executing tool's result: SnowLuma's envelope, unchanged.
+/// The schema of `query_action`'s result: SnowLuma's envelope, unchanged.
 fn envelope_schema() -> Value {
     serde_json::json!({
         "type": "object",
@@ -174,6 +174,12 @@ fn envelope_schema() -> Value {
             "wording": { "type": "string" }
         }
     })
+}
+
+/// `invoke_action` returns the envelope for ordinary actions and a stream summary for stream
+/// actions.
+fn invoke_result_schema() -> Value {
+    serde_json::json!({ "anyOf": [envelope_schema(), crate::streams::result_schema()] })
 }
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {

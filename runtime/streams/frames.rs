@@ -1,0 +1,216 @@
+//! Incremental parsing of SnowLuma's stream body: JSON frames, each followed by `\r\n\r\n`.
+//! Bytes are appended as they arrive and whole frames are handed out one at a time; a frame
+//! that grows past [`MAX_FRAME_BYTES`] without its delimiter is an error, so a broken or
+//! hostile stream cannot make the buffer grow without bound.
+
+use serde_json::Value;
+
+const DELIMITER: &[u8] = b"\r\n\r\n";
+
+/// SnowLuma caps chunks at 16 MiB, which base64 turns into about 21.4 MiB, plus the envelope.
+pub const MAX_FRAME_BYTES: usize = 24 * 1024 * 1024;
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum FrameError {
+    /// A frame exceeded [`MAX_FRAME_BYTES`].
+    Oversized,
+    /// A complete frame was not a JSON object.
+    NotJson(String),
+    /// The body ended inside a frame.
+    Truncated,
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::Oversized => write!(
+                f,
+                "a stream frame exceeded {} MiB without its delimiter",
+                MAX_FRAME_BYTES >> 20
+            ),
+            FrameError::NotJson(cause) => {
+                write!(f, "a stream frame is not a JSON object ({cause})")
+            }
+            FrameError::Truncated => f.write_str("the stream ended in the middle of a frame"),
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct FrameReader {
+    buffer: Vec<u8>,
+    /// Where to resume looking for the delimiter, so each byte is scanned once.
+    scanned: usize,
+    /// Bytes of frames already handed out, dropped from the buffer lazily.
+    consumed: usize,
+}
+
+impl FrameReader {
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.consumed > 0 && self.consumed >= self.buffer.len() / 2 {
+            self.buffer.drain(..self.consumed);
+            self.scanned -= self.consumed;
+            self.consumed = 0;
+        }
+        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// The next complete frame, if the buffer holds one.
+    pub fn next_frame(&mut self) -> Result<Option<Value>, FrameError> {
+        let start = self.consumed;
+        let from = self.scanned.max(start);
+        let window = &self.buffer[from..];
+        match find(window) {
+            Some(offset) => {
+                let end = from + offset;
+                let frame = serde_json::from_slice::<Value>(&self.buffer[start..end]);
+                self.consumed = end + DELIMITER.len();
+                self.scanned = self.consumed;
+                match frame {
+                    Ok(value @ Value::Object(_)) => Ok(Some(value)),
+                    Ok(_) => Err(FrameError::NotJson("not an object".into())),
+                    Err(error) => Err(FrameError::NotJson(error.to_string())),
+                }
+            }
+            None => {
+                // The delimiter may straddle this push and the next one.
+                self.scanned = self
+                    .buffer
+                    .len()
+                    .saturating_sub(DELIMITER.len() - 1)
+                    .max(start);
+                if self.buffer.len() - start > MAX_FRAME_BYTES {
+                    return Err(FrameError::Oversized);
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Checks that nothing but white space is left once the body has ended.
+    pub fn finish(&self) -> Result<(), FrameError> {
+        if self.buffer[self.consumed..]
+            .iter()
+            .all(u8::is_ascii_whitespace)
+        {
+            Ok(())
+        } else {
+            Err(FrameError::Truncated)
+        }
+    }
+}
+
+fn find(haystack: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while let Some(index) = haystack[at..].iter().position(|b| *b == b'\r') {
+        let candidate = at + index;
+        if haystack[candidate..].starts_with(DELIMITER) {
+            return Some(candidate);
+        }
+        if haystack.len() - candidate < DELIMITER.len() {
+            return None;
+        }
+        at = candidate + 1;
+    }
+    None
+}
+
+/// Whether a frame ends the stream, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// `data.type == "stream"`: more frames follow.
+    Intermediate,
+    /// `data.type == "response"` with status ok: the stream succeeded.
+    Complete,
+    /// A failed envelope or `data.type == "error"`: the stream failed.
+    Failed,
+}
+
+pub fn kind(frame: &Value) -> FrameKind {
+    let failed = frame.get("status").and_then(Value::as_str) == Some("failed")
+        || frame
+            .get("retcode")
+            .and_then(Value::as_i64)
+            .is_some_and(|c| c != 0);
+    match frame.pointer("/data/type").and_then(Value::as_str) {
+        _ if failed => FrameKind::Failed,
+        Some("error") => FrameKind::Failed,
+        Some("stream") => FrameKind::Intermediate,
+        _ => FrameKind::Complete,
+    }
+}
+
+/// SnowLuma's reason for a failed frame.
+pub fn reason(frame: &Value) -> String {
+    ["message", "wording"]
+        .iter()
+        .find_map(|k| {
+            frame
+                .get(*k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        })
+        .unwrap_or("the stream failed without a reason")
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_split_across_pushes() {
+        let mut reader = FrameReader::default();
+        let body = b"{\"a\":1}\r\n\r\n{\"b\":2}\r\n\r\n";
+        for byte in body.chunks(3) {
+            reader.push(byte);
+        }
+        assert_eq!(
+            reader.next_frame().unwrap(),
+            Some(serde_json::json!({"a":1}))
+        );
+        assert_eq!(
+            reader.next_frame().unwrap(),
+            Some(serde_json::json!({"b":2}))
+        );
+        assert_eq!(reader.next_frame().unwrap(), None);
+        assert!(reader.finish().is_ok());
+    }
+
+    #[test]
+    fn delimiter_straddling_pushes_is_found() {
+        let mut reader = FrameReader::default();
+        reader.push(b"{\"a\":1}\r\n");
+        assert_eq!(reader.next_frame().unwrap(), None);
+        reader.push(b"\r\n");
+        assert!(reader.next_frame().unwrap().is_some());
+    }
+
+    #[test]
+    fn bad_and_partial_frames_are_errors() {
+        let mut reader = FrameReader::default();
+        reader.push(b"nope\r\n\r\n");
+        assert!(matches!(reader.next_frame(), Err(FrameError::NotJson(_))));
+        let mut reader = FrameReader::default();
+        reader.push(b"{\"a\":");
+        assert_eq!(reader.next_frame().unwrap(), None);
+        assert_eq!(reader.finish(), Err(FrameError::Truncated));
+    }
+
+    #[test]
+    fn kinds() {
+        use serde_json::json;
+        assert_eq!(
+            kind(&json!({"status":"ok","retcode":0,"data":{"type":"stream"}})),
+            FrameKind::Intermediate
+        );
+        assert_eq!(
+            kind(&json!({"status":"ok","retcode":0,"data":{"type":"response"}})),
+            FrameKind::Complete
+        );
+        assert_eq!(
+            kind(&json!({"status":"failed","retcode":100,"data":{"type":"error"}})),
+            FrameKind::Failed
+        );
+    }
+}
