@@ -1846,7 +1846,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id", "album_id"],
-        contract: (478485u32, 484977u32),
+        contract: (478485u32, 485108u32),
         check: super::params::check_get_group_album_media_list,
     },
     ActionMeta {
@@ -1857,7 +1857,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (484979u32, 487942u32),
+        contract: (485110u32, 488073u32),
         check: super::params::check_get_qun_album_list,
     },
     ActionMeta {
@@ -1868,7 +1868,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (487944u32, 491303u32),
+        contract: (488075u32, 491434u32),
         check: super::params::check_set_group_album_media_like,
     },
     ActionMeta {
@@ -1879,7 +1879,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "album_name", "file"],
-        contract: (491305u32, 494964u32),
+        contract: (491436u32, 495095u32),
         check: super::params::check_upload_image_to_qun_album,
     },
     ActionMeta {
@@ -1890,7 +1890,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid", "content"],
-        contract: (494966u32, 498529u32),
+        contract: (495097u32, 498660u32),
         check: super::params::check_comment_qzone,
     },
     ActionMeta {
@@ -1901,7 +1901,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (498531u32, 500013u32),
+        contract: (498662u32, 500144u32),
         check: super::params::check_delete_qzone_msg,
     },
     ActionMeta {
@@ -1912,7 +1912,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (500015u32, 503798u32),
+        contract: (500146u32, 503929u32),
         check: super::params::check_get_qzone_feeds,
     },
     ActionMeta {
@@ -1923,7 +1923,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (503800u32, 508289u32),
+        contract: (503931u32, 508420u32),
         check: super::params::check_get_qzone_msg_list,
     },
     ActionMeta {
@@ -1934,7 +1934,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (508291u32, 510798u32),
+        contract: (508422u32, 510929u32),
         check: super::params::check_like_qzone,
     },
     ActionMeta {
@@ -1945,7 +1945,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["content"],
-        contract: (510800u32, 515567u32),
+        contract: (510931u32, 515698u32),
         check: super::params::check_send_qzone_msg,
     },
     ActionMeta {
@@ -1956,7 +1956,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (515569u32, 517970u32),
+        contract: (515700u32, 518101u32),
         check: super::params::check_unlike_qzone,
     },
     ActionMeta {
@@ -1967,7 +1967,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (517972u32, 519867u32),
+        contract: (518103u32, 519998u32),
         check: super::params::check_clean_stream_temp_file,
     },
     ActionMeta {
@@ -1978,7 +1978,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (519869u32, 526964u32),
+        contract: (520000u32, 527095u32),
         check: super::params::check_download_file_image_stream,
     },
     ActionMeta {
@@ -1989,7 +1989,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (526966u32, 534150u32),
+        contract: (527097u32, 534281u32),
         check: super::params::check_download_file_record_stream,
     },
     ActionMeta {
@@ -2000,7 +2000,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (534152u32, 543258u32),
+        contract: (534283u32, 543389u32),
         check: super::params::check_download_file_stream,
     },
     ActionMeta {
@@ -2011,7 +2011,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::Frames,
         required: &[],
-        contract: (543260u32, 547079u32),
+        contract: (543391u32, 547210u32),
         check: super::params::check_test_download_stream,
     },
     ActionMeta {
@@ -2022,7 +2022,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::Upload,
         required: &["stream_id"],
-        contract: (547081u32, 560354u32),
+        contract: (547212u32, 560485u32),
         check: super::params::check_upload_file_stream,
     },
 ];

@@ -217,6 +217,40 @@ async fn docs_tools_answer_in_both_generations() {
 }
 
 #[tokio::test]
+async fn catalog_resource_reads_match_their_snapshots_across_categories() {
+    let client = connect(false).await;
+    // One action per category, as the action template resource serves them.
+    for name in [
+        "get_status",
+        "delete_msg",
+        "get_stranger_info",
+        "get_group_list",
+        "set_group_whole_ban",
+        "upload_group_file",
+        "set_friend_add_request",
+        "send_forward_msg",
+        "get_group_album_list",
+        "send_qzone_msg",
+        "download_file_stream",
+    ] {
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(format!(
+                "snowluma://onebot/actions/{name}"
+            )))
+            .await
+            .unwrap();
+        let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0]
+        else {
+            panic!("{name}: not text");
+        };
+        let contract: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(contract["name"], name);
+        insta::assert_json_snapshot!(format!("resource_action_{name}"), sorted(&contract));
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn stable_outputs_match_their_snapshots() {
     let client = connect(true).await;
     let (_, categories) = call(&client, "list_categories", json!({})).await;
