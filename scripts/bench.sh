@@ -5,4 +5,5 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cargo build --release --examples --bins
 python3 benches/e2e.py "$@"
 python3 benches/exec_e2e.py
+python3 benches/stream_e2e.py
 cargo bench --bench catalog

@@ -153,6 +153,10 @@ pub struct Filter {
 }
 
 impl Filter {
+    pub fn is_empty(&self) -> bool {
+        self.category.is_none() && self.read_only.is_none() && self.stream.is_none()
+    }
+
     pub fn matches(&self, action: &ActionMeta) -> bool {
         self.category.is_none_or(|c| action.category == c)
             && self.read_only.is_none_or(|r| action.read_only == r)

@@ -1,6 +1,8 @@
 //! The catalog tools: list_actions, search_actions, get_action, list_categories and the
 //! docs-mode part of get_runtime_info. They read only the bundled catalog.
 
+use std::sync::{Arc, OnceLock};
+
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -139,6 +141,10 @@ pub fn list_actions(args: Option<JsonObject>) -> Reply {
             args.limit,
             args.offset,
         )?;
+        if filter.is_empty() && !page.is_requested() {
+            let (listing, text) = whole_listing();
+            return Ok(Reply::ok_serialized(listing.clone(), text.clone()));
+        }
         let entries = ACTIONS
             .iter()
             .filter(|a| filter.matches(a))
@@ -147,6 +153,16 @@ pub fn list_actions(args: Option<JsonObject>) -> Reply {
         Ok(Reply::ok(page.render(entries)))
     };
     run().unwrap_or_else(|e| e)
+}
+
+/// The unfiltered listing never changes: it is built once, with its serialized form.
+fn whole_listing() -> &'static (Value, Arc<str>) {
+    static LISTING: OnceLock<(Value, Arc<str>)> = OnceLock::new();
+    LISTING.get_or_init(|| {
+        let listing = Page::default().render(ACTIONS.iter().map(|a| a.compact()).collect());
+        let text = serde_json::to_string(&listing).unwrap_or_default();
+        (listing, text.into())
+    })
 }
 
 pub fn search_actions(args: Option<JsonObject>) -> Reply {

@@ -3,6 +3,8 @@
 
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use serde::Serialize;
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use crate::trace::TraceContext;
@@ -60,6 +62,9 @@ pub struct Reply {
     pub diagnostics: Box<Diagnostics>,
     /// Tool misuse and transport errors; a OneBot business failure is not an error.
     pub is_error: bool,
+    /// `result` already serialized, for static answers, so the text block is assembled
+    /// instead of serialized again.
+    pub result_text: Option<Arc<str>>,
 }
 
 impl Reply {
@@ -68,6 +73,15 @@ impl Reply {
             result,
             diagnostics: Box::new(Diagnostics::success()),
             is_error: false,
+            result_text: None,
+        }
+    }
+
+    /// A successful answer whose serialized form is known.
+    pub fn ok_serialized(result: Value, text: Arc<str>) -> Self {
+        Reply {
+            result_text: Some(text),
+            ..Reply::ok(result)
         }
     }
 
@@ -87,6 +101,7 @@ impl Reply {
                 extra: Map::new(),
             }),
             is_error: true,
+            result_text: None,
         }
     }
 
@@ -98,8 +113,15 @@ impl Reply {
                 .extra
                 .insert("trace".into(), json!(warning));
         }
+        let diagnostics = serde_json::to_string(&self.diagnostics).unwrap_or_default();
+        let text = match &self.result_text {
+            Some(result) => format!("{{\"result\":{result},\"diagnostics\":{diagnostics}}}"),
+            None => {
+                let result = serde_json::to_string(&self.result).unwrap_or_default();
+                format!("{{\"result\":{result},\"diagnostics\":{diagnostics}}}")
+            }
+        };
         let structured = json!({ "result": self.result, "diagnostics": self.diagnostics });
-        let text = serde_json::to_string(&structured).unwrap_or_default();
         let mut result = if self.is_error {
             CallToolResult::error(vec![ContentBlock::text(text)])
         } else {
