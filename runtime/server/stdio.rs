@@ -108,14 +108,14 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
-        let bytes = serde_json::to_vec(&item).map(|mut bytes| {
-            bytes.push(b'\n');
-            bytes
-        });
-        let write = self.write_line(bytes.as_ref().map(Vec::clone).unwrap_or_default());
+        let writer = self.writer.clone();
+        let bytes = serde_json::to_vec(&item);
         async move {
-            bytes.map_err(io::Error::other)?;
-            write.await
+            let mut bytes = bytes.map_err(io::Error::other)?;
+            bytes.push(b'\n');
+            let mut writer = writer.lock().await;
+            writer.write_all(&bytes).await?;
+            writer.flush().await
         }
     }
 
