@@ -453,4 +453,18 @@ async fn bad_configuration_exits_non_zero_with_a_clear_message() {
     let help = RawServer::spawn_with_args(&[], &["--help"]);
     let (code, _) = help.finish().await;
     assert_eq!(code, Some(0));
+    for (flag, needle) in [
+        ("--help", "SNOWLUMA_MCP_ENDPOINT"),
+        ("--version", env!("CARGO_PKG_VERSION")),
+    ] {
+        let output = std::process::Command::new(raw_client::binary())
+            .arg(flag)
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains(needle),
+            "{flag}"
+        );
+    }
 }
