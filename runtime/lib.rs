@@ -9,6 +9,7 @@
 pub mod catalog;
 pub mod config;
 pub mod exec;
+pub mod ids;
 pub mod onebot;
 pub mod server;
 pub mod streams;

@@ -4,10 +4,11 @@
 //! starts a new trace. `tracestate` is kept only when it is valid and its parent is. Invalid
 //! trace metadata never rejects a call: it yields one fixed diagnostic. `baggage` is ignored.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use rmcp::model::RequestMetaObject;
+
+use crate::ids::random_hex;
 
 /// The fixed diagnostic for trace metadata that had to be ignored.
 pub const INVALID_TRACE_CONTEXT: &str =
@@ -33,7 +34,7 @@ impl TraceContext {
         let mut warning = (parent.is_some() && parsed.is_none()).then_some(INVALID_TRACE_CONTEXT);
         let (trace_id, flags) = match parsed {
             Some((trace_id, flags)) => (trace_id.to_string(), flags.to_string()),
-            None => (hex(&random::<16>()), "01".to_string()),
+            None => (random_hex::<16>(), "01".to_string()),
         };
         let tracestate = match (parsed, state) {
             (Some(_), Some(state)) if valid_tracestate(state) => Some(state.to_string()),
@@ -44,7 +45,7 @@ impl TraceContext {
             _ => None,
         };
         TraceContext {
-            traceparent: format!("00-{trace_id}-{}-{flags}", hex(&random::<8>())),
+            traceparent: format!("00-{trace_id}-{}-{flags}", random_hex::<8>()),
             tracestate,
             warning,
         }
@@ -107,24 +108,6 @@ fn valid_tracestate(value: &str) -> bool {
             && !val.ends_with(' ');
         key_ok && val_ok
     })
-}
-
-fn random<const N: usize>() -> [u8; N] {
-    let mut bytes = [0u8; N];
-    // The OS random source failing is not a reason to fail a call; a zero id is replaced.
-    if getrandom::fill(&mut bytes).is_err() || bytes.iter().all(|b| *b == 0) {
-        bytes[N - 1] = 1;
-    }
-    bytes
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
 }
 
 /// The one stderr line a call leaves: tool, traceparent, outcome, failure category and

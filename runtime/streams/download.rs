@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::frames::{self, FrameKind};
 use super::{Link, Progress, Streams};
+use crate::ids::{hex, random_hex};
 use crate::server::{Outcome, Reply};
 
 /// Writes go through a buffer this large, so the disk sees few, large writes.
@@ -282,9 +283,7 @@ impl PartialFile {
     fn create(dir: &Path, remote: &str) -> std::io::Result<PartialFile> {
         let (stem, extension) = safe_name(remote);
         for _ in 0..8 {
-            let mut suffix = [0u8; 4];
-            let _ = getrandom::fill(&mut suffix);
-            let name = format!("{stem}-{}{extension}", hex(&suffix));
+            let name = format!("{stem}-{}{extension}", random_hex::<4>());
             let path = dir.join(name);
             let mut options = std::fs::OpenOptions::new();
             options.write(true).create_new(true);
@@ -386,10 +385,6 @@ fn dir_usage(dir: &Path) -> u64 {
         .filter(|meta| meta.is_file())
         .map(|meta| meta.len())
         .sum()
-}
-
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -11,10 +11,10 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
 
-use super::download::hex;
 use super::frames::{self, FrameKind};
 use super::{Link, Progress};
 use crate::config::StreamConfig;
+use crate::ids::{hex, random_hex};
 use crate::server::{Outcome, Reply};
 
 /// Raw bytes per chunk: 768 KiB becomes 1 MiB of base64, well under the 2 MiB body cap.
@@ -51,9 +51,7 @@ pub async fn run(
             "raise SNOWLUMA_MCP_MAX_FILE_BYTES or upload a smaller file; nothing was sent",
         );
     }
-    let mut random = [0u8; 12];
-    let _ = getrandom::fill(&mut random);
-    let stream_id = format!("snowluma-mcp-{}", hex(&random));
+    let stream_id = format!("snowluma-mcp-{}", random_hex::<12>());
     let filename = params
         .get("filename")
         .and_then(Value::as_str)
