@@ -9,6 +9,8 @@ Usage: python3 benches/e2e.py [--calls N] [--starts N]   (after `cargo build --r
 """
 import argparse, json, os, statistics, subprocess, time
 
+from bench_support import clean_env, percentile, status_kib, stop
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "target/release/snowluma-mcp")
 ECHO = os.path.join(ROOT, "target/release/examples/stdio_echo")
@@ -16,7 +18,7 @@ ECHO = os.path.join(ROOT, "target/release/examples/stdio_echo")
 
 class Peer:
     def __init__(self, binary):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SNOWLUMA_MCP_")}
+        env = clean_env()
         env["SNOWLUMA_MCP_LOG"] = "error"
         self.proc = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env)
@@ -38,18 +40,10 @@ class Peer:
                 return json.loads(reply) if b'"isError":true' in reply or b'"error"' in reply[:80] else {"id": self.next_id}
 
     def peak_rss_kib(self):
-        with open(f"/proc/{self.proc.pid}/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-        return 0
+        return status_kib(self.proc.pid, "VmHWM")
 
     def close(self):
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop(self.proc)
 
 
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
@@ -73,11 +67,6 @@ def startup(binary, starts):
         samples.append(time.perf_counter() - began)
         peer.close()
     return statistics.median(samples) * 1000
-
-
-def percentile(samples, q):
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def round_trips(binary, calls, tools):

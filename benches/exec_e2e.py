@@ -31,6 +31,8 @@ Usage: python3 benches/exec_e2e.py [--calls N] [--concurrent-calls M] [--era leg
 """
 import argparse, http.client, json, os, re, select, socket, statistics, subprocess, threading, time
 
+from bench_support import Fake, clean_env, percentile, status_kib, stop
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "target/release/snowluma-mcp")
 FAKE = os.path.join(ROOT, "target/release/examples/fake_snowluma")
@@ -49,37 +51,6 @@ MODERN_META = {
 CALL_ARGS = {"name": "query_action", "arguments": {"action": "get_login_info", "params": {}}}
 DIRECT_BODY = json.dumps({"action": "get_login_info", "params": {}}).encode()
 ID_RE = re.compile(rb'"id":(\d+)')
-
-
-def clean_env():
-    return {k: v for k, v in os.environ.items() if not k.startswith("SNOWLUMA_MCP_")}
-
-
-class Fake:
-    """The fake SnowLuma; it serves until its stdin closes."""
-
-    def __init__(self):
-        self.proc = subprocess.Popen([FAKE, "--token", TOKEN, "--port", "0"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=clean_env())
-        ready, _, _ = select.select([self.proc.stdout], [], [], 20)
-        line = self.proc.stdout.readline().decode() if ready else ""
-        if not line.startswith("FAKE_SNOWLUMA_URL="):
-            self.close()
-            raise RuntimeError(f"fake SnowLuma did not announce its URL (got {line!r})")
-        self.url = line.strip().split("=", 1)[1]
-        match = re.match(r"http://127\.0\.0\.1:(\d+)/$", self.url)
-        if not match:
-            self.close()
-            raise RuntimeError(f"fake SnowLuma URL is not loopback: {self.url}")
-        self.port = int(match[1])
-
-    def close(self):
-        try:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
 
 
 class Server:
@@ -175,19 +146,10 @@ class Server:
         return time.perf_counter() - began
 
     def peak_rss_kib(self):
-        with open(f"/proc/{self.proc.pid}/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-        return 0
+        return status_kib(self.proc.pid, "VmHWM")
 
     def close(self):
-        try:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-        except (subprocess.TimeoutExpired, BrokenPipeError):
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        stop(self.proc)
 
 
 class Direct:
@@ -293,11 +255,6 @@ def raw_concurrent(port, total):
     return elapsed
 
 
-def percentile(samples, q):
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def timed(fn):
     began = time.perf_counter()
     fn()
@@ -367,7 +324,7 @@ def main():
     watchdog.daemon = True
     watchdog.start()
     try:
-        fake = Fake()
+        fake = Fake(FAKE, ["--token", TOKEN])
         children.append(fake)
         server = Server(fake.url, args.era)
         children.append(server)

@@ -34,8 +34,10 @@ miss); a wrong size or checksum always fails the run.
 Usage: python3 benches/stream_e2e.py [--runs N] [--size-mib M] [--small-mib S] [--big-mib B]
        (after `cargo build --release --examples --bins`)
 """
-import argparse, binascii, hashlib, http.client, json, os, re, select, shutil, statistics
+import argparse, binascii, hashlib, http.client, json, os, re, shutil, statistics
 import subprocess, sys, tempfile, threading, time
+
+from bench_support import Fake, clean_env, status_kib, stop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "target/release/snowluma-mcp")
@@ -49,10 +51,6 @@ DELIM = b"\r\n\r\n"
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "stream-bench", "version": "0"}}
 ID_RE = re.compile(rb'"id":(\d+)')
 MASK = (1 << 64) - 1
-
-
-def clean_env():
-    return {k: v for k, v in os.environ.items() if not k.startswith("SNOWLUMA_MCP_")}
 
 
 def generated_byte(seed, i):
@@ -83,47 +81,6 @@ def sha256_file(path):
             if not block:
                 return digest.hexdigest()
             digest.update(block)
-
-
-def status_kib(pid, field):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-class Fake:
-    """The fake SnowLuma with the generated files; it serves until its stdin closes."""
-
-    def __init__(self, files):
-        args = [FAKE, "--port", "0"]
-        for name, (size, seed) in files.items():
-            args += ["--generated", f"{name}:{size}:{seed}"]
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=clean_env())
-        ready, _, _ = select.select([self.proc.stdout], [], [], 20)
-        line = self.proc.stdout.readline().decode() if ready else ""
-        if not line.startswith("FAKE_SNOWLUMA_URL="):
-            self.close()
-            raise RuntimeError(f"fake SnowLuma did not announce its URL (got {line!r})")
-        self.url = line.strip().split("=", 1)[1]
-        match = re.match(r"http://127\.0\.0\.1:(\d+)/$", self.url)
-        if not match:
-            self.close()
-            raise RuntimeError(f"fake SnowLuma URL is not loopback: {self.url}")
-        self.port = int(match[1])
-
-    def kill(self):
-        self.proc.kill()
-
-    def close(self):
-        try:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-        except (subprocess.TimeoutExpired, BrokenPipeError):
-            self.proc.kill()
-            self.proc.wait(timeout=10)
 
 
 class Server:
@@ -182,12 +139,7 @@ class Server:
         self.proc.kill()
 
     def close(self):
-        try:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-        except (subprocess.TimeoutExpired, BrokenPipeError):
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        stop(self.proc)
 
 
 def direct_download(port, file, path):
@@ -336,7 +288,7 @@ def main():
     watchdog.start()
     load_before = loadavg()
     try:
-        fake = Fake(files)
+        fake = Fake(FAKE, [arg for name, (size, seed) in files.items() for arg in ("--generated", f"{name}:{size}:{seed}")])
         children.append(fake)
 
         # (1) throughput, one server process for every run, after a warm-up each way
