@@ -11,7 +11,7 @@ mod raw_client;
 use std::time::{Duration, Instant};
 
 use fake_snowluma::{FakeOptions, FakeSnowLuma, Fault};
-use raw_client::{RawServer, modern_meta, structured};
+use raw_client::{RawServer, modern_meta, structured, wait_until};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "s3cret-token-value";
@@ -477,10 +477,10 @@ async fn cancellation_aborts_the_request_and_body_read() {
                 "_meta": modern_meta(json!({})) } }))
             .await;
         // Wait until the request reached SnowLuma, then cancel it.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while fake.requests().len() < (id as usize).div_ceil(2) && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_until(Duration::from_secs(5), || {
+            fake.requests().len() >= (id as usize).div_ceil(2)
+        })
+        .await;
         tokio::time::sleep(Duration::from_millis(100)).await;
         server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id } })).await;
         fake.clear_faults();

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fake_snowluma::{FakeSnowLuma, Fault};
-use raw_client::{RawServer, modern_meta, structured};
+use raw_client::{RawServer, modern_meta, structured, wait_until};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -237,16 +237,10 @@ async fn cancellation_and_idle_timeouts_stop_the_transfer_and_clean_up() {
             "name": "invoke_action", "arguments": { "action": "download_file_stream", "params": { "file": file } },
             "_meta": modern_meta(json!({})) } }))
         .await;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while dirs.downloaded().is_empty() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until(Duration::from_secs(5), || !dirs.downloaded().is_empty()).await;
     assert_eq!(dirs.downloaded().len(), 1, "the transfer started writing");
     server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 5 } })).await;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !dirs.downloaded().is_empty() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until(Duration::from_secs(5), || dirs.downloaded().is_empty()).await;
     assert!(
         dirs.downloaded().is_empty(),
         "cancellation removed the partial file"
@@ -413,21 +407,18 @@ async fn a_cancelled_upload_is_reset() {
             "name": "invoke_action", "arguments": { "action": "upload_file_stream", "execution": { "input_file": "big.bin" } },
             "_meta": modern_meta(json!({})) } }))
         .await;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while fake.requests_for("upload_file_stream").len() < 2 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until(Duration::from_secs(5), || {
+        fake.requests_for("upload_file_stream").len() >= 2
+    })
+    .await;
     server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 3 } })).await;
-    let deadline = Instant::now() + Duration::from_secs(8);
     let resets = || {
         fake.requests_for("upload_file_stream")
             .into_iter()
             .filter(|r| r.json().unwrap()["params"]["reset"] == true)
             .collect::<Vec<_>>()
     };
-    while resets().is_empty() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until(Duration::from_secs(8), || !resets().is_empty()).await;
     let reset = resets()
         .pop()
         .expect("a reset was sent after the cancellation");
@@ -584,10 +575,7 @@ async fn the_stream_limit_answers_busy_and_runtime_info_reports_stream_settings(
             "name": "invoke_action", "arguments": { "action": "download_file_stream", "params": { "file": file } },
             "_meta": modern_meta(json!({})) } }))
         .await;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while fake.requests().is_empty() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until(Duration::from_secs(5), || !fake.requests().is_empty()).await;
     let (response, body) = invoke(
         &mut server,
         2,

@@ -150,6 +150,15 @@ impl RawServer {
     }
 }
 
+/// Polls `condition` every 20 ms until it holds or `limit` has passed; the caller asserts on
+/// what it then observes.
+pub async fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !condition() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Parses a tool result's text block and checks it equals structuredContent.
 pub fn structured(response: &Value) -> Value {
     let result = &response["result"];
