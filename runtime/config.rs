@@ -9,7 +9,8 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 
 /// What the server may do. Decided once at start-up; every call is checked against it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// The bundled catalog only; no connection is ever opened.
     Docs,

@@ -1,16 +1,19 @@
 //! snowluma-mcp: an MCP server (stdio, both protocol generations) for SnowLuma's OneBot 11
 //! action catalog.
 //!
-//! Modules, one per concern: [`config`] (env vars and flags), [`catalog`] (the bundled
-//! catalog over generated/), [`server`] (rmcp handler, tools, resources, stdio transport),
-//! [`exec`] (the one execution pipeline and its gate), [`onebot`] (SnowLuma's HTTP API) and
-//! [`trace`] (W3C trace context and per-call diagnostics).
+//! Layers, top to bottom; data flows one way and no module imports one above it:
+//! [`server`] (the only code that knows rmcp: handler, transports, tool registry, sessions),
+//! [`exec`] (the one execution pipeline and its gate), [`streams`] (downloads, uploads, frame
+//! collections), [`onebot`] (SnowLuma's HTTP API), [`catalog`] (the bundled catalog over
+//! generated/), [`trace`] (W3C trace context), and the foundation: [`outcome`] (results,
+//! diagnostics, error kinds), [`config`] and [`ids`].
 
 pub mod catalog;
 pub mod config;
 pub mod exec;
 pub mod ids;
 pub mod onebot;
+pub mod outcome;
 pub mod server;
 pub mod streams;
 pub mod trace;

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::RequestMetaObject;
+use serde_json::Value;
 
 use crate::ids::random_hex;
 
@@ -27,17 +27,30 @@ pub struct TraceContext {
 }
 
 impl TraceContext {
-    pub fn start(meta: &RequestMetaObject) -> TraceContext {
-        let parent = meta.get_traceparent().map(str::trim);
-        let state = meta.get_tracestate();
-        let parsed = parent.and_then(parse_traceparent);
-        let mut warning = (parent.is_some() && parsed.is_none()).then_some(INVALID_TRACE_CONTEXT);
+    /// The context of one call from the request's `_meta.traceparent` and `_meta.tracestate`
+    /// (absent is `None`; a value that is not a string is invalid, not absent).
+    pub fn start(parent: Option<&Value>, state: Option<&Value>) -> TraceContext {
+        let mut warning = None;
+        let mut text = |value: Option<&Value>| match value {
+            None => None,
+            Some(Value::String(s)) => Some(s.trim().to_string()),
+            Some(_) => {
+                warning = Some(INVALID_TRACE_CONTEXT);
+                None
+            }
+        };
+        let parent = text(parent);
+        let state = text(state);
+        let parsed = parent.as_deref().and_then(parse_traceparent);
+        if parent.is_some() && parsed.is_none() {
+            warning = Some(INVALID_TRACE_CONTEXT);
+        }
         let (trace_id, flags) = match parsed {
             Some((trace_id, flags)) => (trace_id.to_string(), flags.to_string()),
             None => (random_hex::<16>(), "01".to_string()),
         };
         let tracestate = match (parsed, state) {
-            (Some(_), Some(state)) if valid_tracestate(state) => Some(state.to_string()),
+            (Some(_), Some(state)) if valid_tracestate(&state) => Some(state),
             (_, Some(_)) => {
                 warning = Some(INVALID_TRACE_CONTEXT);
                 None
@@ -87,6 +100,14 @@ fn valid_tracestate(value: &str) -> bool {
     if members.is_empty() || members.len() > TRACESTATE_MAX_MEMBERS {
         return false;
     }
+    // W3C: a key appears at most once.
+    let mut keys = std::collections::HashSet::new();
+    if !members
+        .iter()
+        .all(|m| keys.insert(m.split_once('=').map_or(*m, |(k, _)| k)))
+    {
+        return false;
+    }
     members.iter().all(|member| {
         let Some((key, val)) = member.split_once('=') else {
             return false;
@@ -116,7 +137,7 @@ pub fn log_call(
     tool: &str,
     trace: &TraceContext,
     outcome: &str,
-    failure: Option<&str>,
+    failure: Option<crate::outcome::ErrorKind>,
     elapsed: Duration,
 ) {
     tracing::info!(
@@ -124,7 +145,7 @@ pub fn log_call(
         tool,
         traceparent = %trace.traceparent,
         outcome,
-        failure = failure.unwrap_or("-"),
+        failure = failure.map_or("-", |k| k.as_str()),
         duration_ms = format_args!("{:.3}", elapsed.as_secs_f64() * 1000.0),
     );
 }
@@ -169,5 +190,23 @@ mod tests {
         assert!(!valid_tracestate(&format!("k={}", "v".repeat(600))));
         assert!(!valid_tracestate("Upper=1"));
         assert!(!valid_tracestate("novalue"));
+        assert!(!valid_tracestate("a=1,b=2,a=3"));
+    }
+
+    #[test]
+    fn non_string_metadata_is_invalid_not_absent() {
+        let parent = serde_json::json!(42);
+        let context = TraceContext::start(Some(&parent), None);
+        assert_eq!(context.warning, Some(INVALID_TRACE_CONTEXT));
+        let state = serde_json::json!(["a=1"]);
+        let valid = serde_json::json!("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        let context = TraceContext::start(Some(&valid), Some(&state));
+        assert_eq!(context.warning, Some(INVALID_TRACE_CONTEXT));
+        assert!(
+            context
+                .traceparent
+                .contains("4bf92f3577b34da6a3ce929d0e0e4736")
+        );
+        assert!(TraceContext::start(None, None).warning.is_none());
     }
 }

@@ -130,7 +130,7 @@ async fn params_are_checked_first_and_then_forwarded_exactly() {
     )
     .await;
     assert!(is_error(&response));
-    assert_eq!(body["diagnostics"]["kind"], "invalid_params");
+    assert_eq!(body["diagnostics"]["kind"], "invalid_arguments");
     assert!(
         body["diagnostics"]["message"]
             .as_str()

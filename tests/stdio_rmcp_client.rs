@@ -50,6 +50,15 @@ async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) 
         .structured_content
         .clone()
         .expect("structuredContent");
+    // Every result is checked against the outputSchema the server advertised for the tool.
+    let tools = client.list_all_tools().await.expect("tools/list");
+    if let Some(schema) = tools
+        .iter()
+        .find(|t| t.name == name)
+        .and_then(|t| t.output_schema.clone())
+    {
+        raw_client::assert_valid(name, &Value::Object((*schema).clone()), &structured);
+    }
     let text = result.content[0]
         .as_text()
         .expect("text block")

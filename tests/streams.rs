@@ -202,12 +202,57 @@ async fn limits_and_failures_leave_no_partial_file() {
     {
         fake.set_fault(Some("download_file_stream"), fault.clone());
         let small = fake.add_file(&format!("small{i}.bin"), pseudo_random(150_000, i as u8));
-        let (_, body) =
+        let (response, body) =
             invoke(&mut server, 10 + i as i64, json!({ "action": "download_file_stream", "params": { "file": small, "chunk_size": 16384 } }), None).await;
         assert_eq!(body["diagnostics"]["kind"], kind, "{fault:?}: {body}");
         assert_ne!(body["diagnostics"]["outcome"], "success");
         assert_eq!(dirs.downloaded().len(), 1, "{fault:?} left a partial file");
+        assert_eq!(body["diagnostics"]["removed_partial_file"], true, "{body}");
+        if kind == "stream_failed" {
+            // SnowLuma's error frame is data: the frame is the result, not a tool error.
+            assert_eq!(response["result"]["isError"], false, "{body}");
+            assert_eq!(body["result"]["retcode"], 100, "{body}");
+        } else {
+            assert_eq!(response["result"]["isError"], true, "{body}");
+            assert_eq!(body["result"], Value::Null);
+        }
     }
+    server.finish().await;
+}
+
+#[tokio::test]
+async fn an_upload_refused_by_snowluma_is_reported_like_any_failed_stream() {
+    let dirs = Dirs::new("upload-refused");
+    let fake = FakeSnowLuma::start(None).await;
+    std::fs::write(dirs.uploads.join("a.bin"), pseudo_random(10_000, 9)).unwrap();
+    fake.set_fault(Some("upload_file_stream"), Fault::ErrorFrame);
+    let mut server = spawn(&fake, &dirs, &[]);
+    let input = dirs.uploads.join("a.bin").to_string_lossy().to_string();
+    let (response, body) = invoke(
+        &mut server,
+        1,
+        json!({ "action": "upload_file_stream", "execution": { "input_file": input } }),
+        None,
+    )
+    .await;
+    assert_eq!(response["result"]["isError"], false, "{body}");
+    assert_eq!(body["diagnostics"]["outcome"], "failed");
+    assert_eq!(body["diagnostics"]["kind"], "stream_failed");
+    assert_eq!(
+        body["result"]["status"], "failed",
+        "the error frame is the result"
+    );
+    assert_eq!(body["result"]["retcode"], 100);
+    assert_eq!(
+        body["diagnostics"]["reset"]["sent"], true,
+        "the partial upload is reset"
+    );
+    let calls = fake.requests_for("upload_file_stream");
+    assert_eq!(
+        calls.last().unwrap().json().unwrap()["params"]["reset"],
+        true,
+        "the last call is the reset"
+    );
     server.finish().await;
 }
 
@@ -467,8 +512,13 @@ async fn frame_streams_are_collected_and_hand_written_chunks_pass_through() {
         response["result"]["isError"], false,
         "an error frame is a business failure"
     );
+    // One rule for every stream: SnowLuma's error frame is the result, like a failed envelope.
     assert_eq!(body["diagnostics"]["outcome"], "failed");
-    assert_eq!(body["result"]["terminal"]["retcode"], 100);
+    assert_eq!(body["diagnostics"]["kind"], "stream_failed");
+    assert_eq!(body["result"]["status"], "failed");
+    assert_eq!(body["result"]["retcode"], 100);
+    assert_eq!(body["result"]["data"]["type"], "error");
+    assert_eq!(body["diagnostics"]["frames_received"], 10);
 
     let chunk = json!({ "stream_id": "manual-1", "chunk_data": "aGVsbG8=", "chunk_index": 0, "total_chunks": 1 });
     let (_, body) = invoke(

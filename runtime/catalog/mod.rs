@@ -6,7 +6,9 @@ pub mod facade;
 mod generated;
 pub mod search;
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 pub use coerce::{FromParams, ParamError};
 pub use generated::actions::{ACTIONS, CATALOG_JSON, CATALOG_VERSION, CATEGORIES};
@@ -71,20 +73,18 @@ impl ActionMeta {
     }
 
     /// The compact entry used by list and search results.
-    pub fn compact(&self) -> Value {
-        let mut entry = json!({
-            "name": self.name,
-            "aliases": self.aliases,
-            "category": self.category().id,
-            "category_name": self.category().name,
-            "summary": self.summary,
-            "read_only": self.read_only,
-            "stream": self.is_stream(),
-        });
-        if self.is_stream() {
-            entry["stream_kind"] = json!(self.stream.as_str());
+    pub fn compact(&self) -> CompactEntry {
+        CompactEntry {
+            name: self.name,
+            aliases: self.aliases,
+            category: self.category().id,
+            category_name: self.category().name,
+            summary: self.summary,
+            read_only: self.read_only,
+            stream: self.is_stream(),
+            stream_kind: self.is_stream().then(|| self.stream.as_str()),
+            score: None,
         }
-        entry
     }
 
     /// Checks params with SnowLuma's coercion rules and the catalog's bounds and invariants.
@@ -108,6 +108,47 @@ pub fn resolve(name: &str) -> Option<Resolved> {
         .then(|| meta.aliases.iter().copied().find(|a| *a == name))
         .flatten();
     Some(Resolved { index, meta, alias })
+}
+
+/// A name that is neither an action nor an alias, with the closest known names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownAction {
+    pub name: String,
+    pub similar: Vec<&'static str>,
+}
+
+impl std::fmt::Display for UnknownAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` is not an action or alias in the bundled catalog (SnowLuma {CATALOG_VERSION})",
+            self.name
+        )
+    }
+}
+
+impl UnknownAction {
+    /// What to do instead: the nearest names, or how to search.
+    pub fn next_step(&self) -> String {
+        if self.similar.is_empty() {
+            return "find the action with search_actions (e.g. match=\"keywords\") or list_actions"
+                .to_string();
+        }
+        let names: Vec<String> = self.similar.iter().map(|s| format!("`{s}`")).collect();
+        format!(
+            "did you mean {}? search_actions finds actions by keyword",
+            names.join(", ")
+        )
+    }
+}
+
+/// Looks up an action by name or alias (surrounding white space ignored).
+pub fn lookup(name: &str) -> Result<Resolved, UnknownAction> {
+    let name = name.trim();
+    resolve(name).ok_or_else(|| UnknownAction {
+        name: name.to_string(),
+        similar: similar_names(name, 3),
+    })
 }
 
 /// Up to `limit` names closest to `wrong`, for "did you mean" hints.
@@ -178,16 +219,59 @@ impl Page {
 
     /// `{count, actions}` or, with pagination, `{count, total, next_offset, actions}`, where
     /// count is the page size.
-    pub fn render(&self, entries: Vec<Value>) -> Value {
+    pub fn render(&self, entries: Vec<CompactEntry>) -> Listing {
         if !self.is_requested() {
-            return json!({ "count": entries.len(), "actions": entries });
+            return Listing {
+                count: entries.len(),
+                total: None,
+                next_offset: None,
+                actions: entries,
+            };
         }
         let total = entries.len();
         let offset = self.offset.unwrap_or(0).min(total);
         let limit = self.limit.unwrap_or(total);
-        let page: Vec<Value> = entries.into_iter().skip(offset).take(limit).collect();
+        let page: Vec<CompactEntry> = entries.into_iter().skip(offset).take(limit).collect();
         let end = offset + page.len();
-        let next_offset = (end < total).then_some(end);
-        json!({ "count": page.len(), "total": total, "next_offset": next_offset, "actions": page })
+        Listing {
+            count: page.len(),
+            total: Some(total),
+            next_offset: Some((end < total).then_some(end)),
+            actions: page,
+        }
     }
+}
+
+/// One action in a listing or search result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CompactEntry {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    /// Category id.
+    pub category: &'static str,
+    /// Category name in Chinese.
+    pub category_name: &'static str,
+    pub summary: &'static str,
+    pub read_only: bool,
+    pub stream: bool,
+    /// `download`, `upload` or `frames`; stream actions only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_kind: Option<&'static str>,
+    /// Keyword relevance (keywords mode only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<u32>,
+}
+
+/// A listing or search result page.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Listing {
+    /// Entries in this response.
+    pub count: usize,
+    /// All matching entries (with pagination only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<usize>,
+    /// Offset of the next page, null on the last (with pagination only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<Option<usize>>,
+    pub actions: Vec<CompactEntry>,
 }

@@ -1,21 +1,120 @@
 //! From a OneBot exchange to a tool result. The envelope is the result, unchanged. A business
-//! failure is data (`outcome: failed`, no `isError`); a response that does not confirm success
-//! is `unknown`; transport failures are tool errors with a known kind and a next step. Nothing
-//! is guessed from message text.
+//! failure is data (`outcome: failed`, no `isError`), and so is a stream that SnowLuma ended
+//! with its error frame: the frame is the result. A response that does not confirm success is
+//! `unknown`; transport and local failures are tool errors with a known kind and a next step.
+//! Nothing is guessed from message text.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::onebot::CallError;
-use crate::server::{Outcome, Reply};
+use crate::catalog::{ActionMeta, StreamKind, UnknownAction};
+use crate::onebot::frames;
+use crate::onebot::{CallError, StreamStop};
+use crate::outcome::{ErrorKind, Outcome, ToolReply};
+use crate::streams::{StreamEnd, StreamError, StreamOutcome};
 
-pub fn classify(read_only: bool, outcome: Result<Value, CallError>) -> Reply {
+pub fn classify(read_only: bool, outcome: Result<Value, CallError>) -> ToolReply {
     match outcome {
         Ok(envelope) => classify_envelope(envelope),
         Err(error) => transport_failure(read_only, error),
     }
 }
 
-fn classify_envelope(envelope: Value) -> Reply {
+pub fn unknown_action(unknown: UnknownAction) -> ToolReply {
+    ToolReply::error(
+        ErrorKind::UnknownAction,
+        unknown.to_string(),
+        unknown.next_step(),
+    )
+}
+
+/// A stream's end or failure as a tool result.
+pub fn classify_stream(action: &ActionMeta, outcome: StreamOutcome) -> ToolReply {
+    let (mut reply, details) = match outcome {
+        Ok(result) => {
+            let reply = match result.end {
+                StreamEnd::Completed(value) => ToolReply::ok(value),
+                StreamEnd::RemoteFailure(frame) => remote_failure(action, frame),
+            };
+            (reply, result.details)
+        }
+        Err(failure) => (stream_failure(action, failure.error), *failure.details),
+    };
+    extend(&mut reply.diagnostics.extra, details);
+    reply
+}
+
+fn extend(target: &mut Map<String, Value>, details: Map<String, Value>) {
+    for (key, value) in details {
+        target.insert(key, value);
+    }
+}
+
+/// SnowLuma's error frame ends the stream: like a failed envelope, it is the result.
+fn remote_failure(action: &ActionMeta, frame: Value) -> ToolReply {
+    let reason = frames::reason(&frame);
+    let mut reply = ToolReply::ok(frame);
+    let next_step = match action.stream {
+        StreamKind::Download => {
+            "read the frame's message; check the file or file_id (get_action download_file_stream explains the sources)"
+        }
+        StreamKind::Upload => {
+            "read the frame's message; the partial upload was reset, so start a new upload"
+        }
+        _ => "read the frame's retcode and message",
+    };
+    reply.diagnostics.set(
+        Outcome::Failed,
+        ErrorKind::StreamFailed,
+        format!("SnowLuma ended the stream with an error: {reason}"),
+        next_step,
+    );
+    reply
+}
+
+fn stream_failure(action: &ActionMeta, error: StreamError) -> ToolReply {
+    match error {
+        StreamError::Stop(StreamStop::Call(error)) => transport_failure(action.read_only, error),
+        StreamError::Stop(StreamStop::Idle(idle)) => {
+            let mut reply = ToolReply::error(
+                ErrorKind::StreamIdleTimeout,
+                if action.read_only {
+                    format!(
+                        "SnowLuma sent nothing for {} ms (SNOWLUMA_MCP_STREAM_IDLE_MS)",
+                        idle.as_millis()
+                    )
+                } else {
+                    format!(
+                        "SnowLuma sent nothing for {} ms (SNOWLUMA_MCP_STREAM_IDLE_MS). SnowLuma may already have received part of the transfer.",
+                        idle.as_millis()
+                    )
+                },
+                "check SnowLuma and the network, or raise SNOWLUMA_MCP_STREAM_IDLE_MS",
+            );
+            // A write that stopped waiting does not tell whether SnowLuma acted.
+            if !action.read_only {
+                reply.diagnostics.outcome = Outcome::Unknown;
+            }
+            reply
+        }
+        StreamError::Stop(StreamStop::Frame(error)) => ToolReply::error(
+            ErrorKind::BadFrame,
+            error.to_string(),
+            "check that the endpoint is SnowLuma's OneBot HTTP server",
+        ),
+        StreamError::Incomplete => ToolReply::error(
+            ErrorKind::StreamIncomplete,
+            "the stream ended without a terminal frame",
+            "check SnowLuma's logs; nothing is retried automatically",
+        ),
+        StreamError::Refused {
+            kind,
+            message,
+            next_step,
+        } => ToolReply::error(kind, message, next_step),
+    }
+}
+
+fn classify_envelope(envelope: Value) -> ToolReply {
     let status = envelope
         .get("status")
         .and_then(Value::as_str)
@@ -25,12 +124,12 @@ fn classify_envelope(envelope: Value) -> Reply {
         .get("wording")
         .and_then(Value::as_str)
         .map(str::to_string);
-    let mut reply = Reply::ok(envelope);
+    let mut reply = ToolReply::ok(envelope);
     match (status.as_deref(), retcode) {
         (Some("ok"), Some(0)) => {}
         (Some("async"), _) | (_, Some(1)) => {
             reply.diagnostics.outcome = Outcome::Unknown;
-            reply.diagnostics.kind = Some("async");
+            reply.diagnostics.kind = Some(ErrorKind::Async);
             reply.diagnostics.message =
                 Some("SnowLuma acknowledged the call asynchronously; it does not confirm that the action succeeded".into());
             reply.diagnostics.next_step =
@@ -40,7 +139,7 @@ fn classify_envelope(envelope: Value) -> Reply {
             if retcode != Some(0) || status.as_deref() == Some("failed") =>
         {
             reply.diagnostics.outcome = Outcome::Failed;
-            reply.diagnostics.kind = Some("onebot_failure");
+            reply.diagnostics.kind = Some(ErrorKind::OnebotFailure);
             reply.diagnostics.message = Some(match (&wording, retcode) {
                 (Some(w), Some(code)) => format!("SnowLuma answered retcode {code}: {w}"),
                 (None, Some(code)) => format!("SnowLuma answered retcode {code}"),
@@ -59,7 +158,7 @@ fn classify_envelope(envelope: Value) -> Reply {
         }
         _ => {
             reply.diagnostics.outcome = Outcome::Unknown;
-            reply.diagnostics.kind = Some("unconfirmed");
+            reply.diagnostics.kind = Some(ErrorKind::Unconfirmed);
             reply.diagnostics.message = Some(
                 "the response has no status \"ok\" with retcode 0, so success is not confirmed"
                     .into(),
@@ -71,47 +170,47 @@ fn classify_envelope(envelope: Value) -> Reply {
     reply
 }
 
-fn transport_failure(read_only: bool, error: CallError) -> Reply {
+fn transport_failure(read_only: bool, error: CallError) -> ToolReply {
     let remote_note = if read_only {
         ""
     } else {
         " SnowLuma may already have performed the action; check before repeating it."
     };
     let mut reply = match &error {
-        CallError::Connect(cause) => Reply::error(
-            "connection_refused",
+        CallError::Connect(cause) => ToolReply::error(
+            ErrorKind::ConnectionRefused,
             format!("could not connect to SnowLuma ({cause}); nothing was sent"),
             "check that SnowLuma is running with its HTTP server enabled at SNOWLUMA_MCP_ENDPOINT",
         ),
-        CallError::Timeout => Reply::error(
-            "timeout",
+        CallError::Timeout => ToolReply::error(
+            ErrorKind::Timeout,
             format!("SnowLuma did not answer within SNOWLUMA_MCP_TIMEOUT_MS.{remote_note}"),
             "retry later or raise SNOWLUMA_MCP_TIMEOUT_MS; nothing is retried automatically",
         ),
-        CallError::Cancelled => Reply::error(
-            "cancelled",
+        CallError::Cancelled => ToolReply::error(
+            ErrorKind::Cancelled,
             format!("the call was cancelled before SnowLuma answered.{remote_note}"),
             "check the effect with a read-only action before calling again",
         ),
-        CallError::Broken(cause) => Reply::error(
-            "connection_broken",
+        CallError::Broken(cause) => ToolReply::error(
+            ErrorKind::ConnectionBroken,
             format!(
                 "the connection to SnowLuma broke before a complete answer ({cause}).{remote_note}"
             ),
             "check SnowLuma's logs; nothing is retried automatically",
         ),
-        CallError::Status(401, _) => Reply::error(
-            "unauthorized",
+        CallError::Status(401, _) => ToolReply::error(
+            ErrorKind::Unauthorized,
             "SnowLuma refused the access token (HTTP 401)",
             "check SNOWLUMA_MCP_TOKEN against SnowLuma's HTTP access token",
         ),
-        CallError::Status(404, _) => Reply::error(
-            "not_found",
+        CallError::Status(404, _) => ToolReply::error(
+            ErrorKind::NotFound,
             "SnowLuma's HTTP server has no such path (HTTP 404)",
             "check the path of SNOWLUMA_MCP_ENDPOINT against SnowLuma's HTTP base path (default `/`)",
         ),
-        CallError::Status(code, wording) if *code >= 500 => Reply::error(
-            "server_error",
+        CallError::Status(code, wording) if *code >= 500 => ToolReply::error(
+            ErrorKind::ServerError,
             format!(
                 "SnowLuma failed internally (HTTP {code}{}).{remote_note}",
                 wording
@@ -121,8 +220,8 @@ fn transport_failure(read_only: bool, error: CallError) -> Reply {
             ),
             "check SnowLuma's logs; requests larger than 2 MiB are refused this way",
         ),
-        CallError::Status(code, wording) => Reply::error(
-            "http_error",
+        CallError::Status(code, wording) => ToolReply::error(
+            ErrorKind::HttpError,
             format!(
                 "SnowLuma answered HTTP {code}{}",
                 wording
@@ -132,13 +231,13 @@ fn transport_failure(read_only: bool, error: CallError) -> Reply {
             ),
             "check SNOWLUMA_MCP_ENDPOINT points at SnowLuma's OneBot HTTP server",
         ),
-        CallError::NotJson(cause) => Reply::error(
-            "bad_response",
+        CallError::NotJson(cause) => ToolReply::error(
+            ErrorKind::BadResponse,
             format!("SnowLuma's answer is not a OneBot envelope: {cause}.{remote_note}"),
             "check SNOWLUMA_MCP_ENDPOINT points at SnowLuma's OneBot HTTP server, not another service",
         ),
-        CallError::TooLarge => Reply::error(
-            "bad_response",
+        CallError::TooLarge => ToolReply::error(
+            ErrorKind::BadResponse,
             format!(
                 "SnowLuma's answer exceeds {} MiB.{remote_note}",
                 crate::onebot::MAX_RESPONSE_BYTES >> 20

@@ -1,45 +1,32 @@
 //! The one execution pipeline every executing tool uses:
-//! resolve -> gate -> check params -> call -> classify -> structured result.
+//! resolve -> gate -> check params -> call -> classify -> tool result.
 //!
-//! The gate is decided here and nowhere else, on every call: read-only actions through
-//! `query_action` in read or write mode, everything else through `invoke_action` in write
-//! mode, stream actions in write mode only.
+//! The gate ([`gate`]) is the only place mode rules are written; this module also owns the
+//! arguments of the executing tools ([`ActionArgs`]), the connection check behind
+//! `get_runtime_info`, and the mapping of call and stream failures to outcomes.
 
+mod check;
 mod classify;
+pub mod gate;
 
-use rmcp::model::JsonObject;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::catalog::{self, Resolved};
+use crate::catalog::{self, Resolved, StreamKind};
 use crate::config::{Config, Mode};
 use crate::onebot::OneBotClient;
-use crate::server::Reply;
-use crate::streams::{Progress, StreamCall, Streams};
+use crate::outcome::{ErrorKind, ToolReply, json_kind};
+use crate::streams::{Progress, StreamOverview, Streams};
 use crate::trace::TraceContext;
 
-pub use classify::classify;
-
-/// Which executing tool a call came through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Entry {
-    Query,
-    Invoke,
-}
-
-impl Entry {
-    pub fn tool(self) -> &'static str {
-        match self {
-            Entry::Query => "query_action",
-            Entry::Invoke => "invoke_action",
-        }
-    }
-}
+pub use check::ConnectionCheck;
+pub use classify::{classify, unknown_action};
+pub use gate::{Access, Capability, ClientCapabilities, Entry, Requirement};
 
 /// Arguments of `query_action` and `invoke_action`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActionArgs {
     /// Action name or alias from the catalog, e.g. `get_group_list`.
@@ -54,12 +41,21 @@ pub struct ActionArgs {
 }
 
 /// How this server should carry out the call; a sibling of `params`, never forwarded.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Execution {
     /// upload_file_stream only: a file on the MCP host, inside SNOWLUMA_MCP_UPLOAD_ROOT, that this
     /// server uploads in chunks (stream id, chunks, sha256 and the completion call are its job).
     pub input_file: Option<String>,
+}
+
+/// The runtime overview's execution settings (never the endpoint or token).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExecutionOverview {
+    /// Timeout of ordinary calls.
+    pub request_timeout_ms: u64,
+    #[serde(flatten)]
+    pub streams: StreamOverview,
 }
 
 /// Params the server sets itself during an automatic upload.
@@ -75,31 +71,43 @@ const UPLOAD_MANAGED: &[&str] = &[
     "verify_only",
 ];
 
+/// Runs actions for the whole process; shared by every session.
 pub struct Executor {
-    client: OneBotClient,
     mode: Mode,
+    /// Present in read and write mode only; docs mode has no way to reach SnowLuma.
+    client: Option<OneBotClient>,
     streams: Streams,
 }
 
 impl Executor {
     pub fn new(config: &Config) -> Result<Executor, String> {
-        let endpoint = config
-            .endpoint
-            .as_deref()
-            .ok_or("execution needs SNOWLUMA_MCP_ENDPOINT")?;
+        let client = match (&config.endpoint, config.mode.executes()) {
+            (Some(endpoint), true) => Some(OneBotClient::new(
+                endpoint,
+                config.token.as_deref(),
+                config.timeout,
+            )?),
+            (None, true) => return Err("execution needs SNOWLUMA_MCP_ENDPOINT".into()),
+            (_, false) => None,
+        };
         Ok(Executor {
-            client: OneBotClient::new(endpoint, config.token.as_deref(), config.timeout)?,
             mode: config.mode,
+            client,
             streams: Streams::new(config.streams.clone()),
         })
     }
 
-    pub fn timeout_ms(&self) -> u128 {
-        self.client.timeout().as_millis()
+    pub fn mode(&self) -> Mode {
+        self.mode
     }
 
-    pub fn streams(&self) -> &Streams {
-        &self.streams
+    /// The execution fields of the runtime overview; `None` in docs mode.
+    pub fn overview(&self) -> Option<ExecutionOverview> {
+        let client = self.client.as_ref()?;
+        Some(ExecutionOverview {
+            request_timeout_ms: client.timeout().as_millis() as u64,
+            streams: self.streams.overview(),
+        })
     }
 
     /// Runs one action call through the whole pipeline.
@@ -110,129 +118,93 @@ impl Executor {
         trace: &TraceContext,
         cancel: &CancellationToken,
         progress: &mut Progress,
-    ) -> Reply {
-        let resolved = match catalog::resolve(args.action.trim()) {
-            Some(resolved) => resolved,
-            None => return crate::server::unknown_action(args.action.trim()),
+    ) -> ToolReply {
+        let resolved = match catalog::lookup(&args.action) {
+            Ok(resolved) => resolved,
+            Err(unknown) => return unknown_action(unknown),
         };
-        if let Err(refusal) = gate(entry, self.mode, resolved) {
+        if let Err(refusal) = gate::action_gate(entry, self.mode, resolved) {
             return refusal;
         }
-        let params = match args.params {
-            None => Map::new(),
-            Some(Value::Object(params)) => params,
-            Some(other) => {
-                return Reply::error(
-                    "invalid_params",
-                    format!(
-                        "params must be an object of OneBot params, not {}",
-                        json_kind(&other)
-                    ),
-                    format!(
-                        "pass params as an object; get_action {} lists them",
-                        resolved.meta.name
-                    ),
-                );
-            }
+        let Some(client) = &self.client else {
+            // The gate refuses every action in docs mode, the only mode without a client.
+            return ToolReply::error(
+                ErrorKind::Mode,
+                "execution is not configured",
+                "set SNOWLUMA_MCP_ENDPOINT",
+            );
+        };
+        let params = match check_params(entry, resolved, &args) {
+            Ok(params) => params,
+            Err(refusal) => return refusal,
         };
         let input_file = args.execution.and_then(|e| e.input_file);
-        if let Some(refusal) = check_execution(entry, resolved, input_file.as_deref(), &params) {
-            return refusal;
-        }
-        // An automatic upload's stream id is chosen later; the rest is checked as usual.
-        let mut checked = params.clone();
-        if input_file.is_some() {
-            checked.insert("stream_id".into(), Value::String("automatic".into()));
-        }
-        if let Err(error) = resolved.meta.check_params(&checked) {
-            return Reply::error(
-                "invalid_params",
-                format!("{}: {error}", resolved.meta.name),
-                format!(
-                    "nothing was sent; fix the params (get_action {} shows them) and call again",
-                    resolved.meta.name
-                ),
-            );
-        }
         let name = args.action.trim();
         if resolved.meta.is_stream() {
-            let call = StreamCall {
-                trace,
-                cancel,
-                progress,
-            };
-            return self
+            let link = self.streams.link(client, trace, cancel);
+            let outcome = self
                 .streams
                 .run(
-                    &self.client,
+                    link,
                     resolved.meta,
                     name,
                     params,
                     input_file.as_deref(),
-                    call,
+                    progress,
                 )
                 .await;
+            return classify::classify_stream(resolved.meta, outcome);
         }
-        let outcome = self.client.call(name, &params, trace, cancel).await;
+        let outcome = client.call(name, &params, trace, cancel).await;
         classify(resolved.meta.read_only, outcome)
     }
 }
 
-/// The single place that decides whether an action may run through a tool in a mode.
-pub fn gate(entry: Entry, mode: Mode, resolved: Resolved) -> Result<(), Reply> {
-    let action = resolved.meta;
-    if !mode.executes() {
-        return Err(Reply::error(
-            "mode",
+/// The params as an object, checked against the catalog (and `execution` against the tool
+/// and action), or the refusal naming what is wrong.
+fn check_params(
+    entry: Entry,
+    resolved: Resolved,
+    args: &ActionArgs,
+) -> Result<Map<String, Value>, ToolReply> {
+    let name = resolved.meta.name;
+    let params = match &args.params {
+        None => Map::new(),
+        Some(Value::Object(params)) => params.clone(),
+        Some(other) => {
+            return Err(ToolReply::error(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "params must be an object of OneBot params, not {}",
+                    json_kind(other)
+                ),
+                format!("pass params as an object; get_action {name} lists them"),
+            ));
+        }
+    };
+    let input_file = args
+        .execution
+        .as_ref()
+        .and_then(|e| e.input_file.as_deref());
+    check_execution(entry, resolved, input_file, &params)?;
+    // An automatic upload's stream id is chosen later; the rest is checked as usual.
+    let checked = if input_file.is_some() {
+        let mut checked = params.clone();
+        checked.insert("stream_id".into(), Value::String("automatic".into()));
+        resolved.meta.check_params(&checked)
+    } else {
+        resolved.meta.check_params(&params)
+    };
+    if let Err(error) = checked {
+        return Err(ToolReply::error(
+            ErrorKind::InvalidArguments,
+            format!("{name}: {error}"),
             format!(
-                "{} cannot run `{}`: this server runs in docs mode and never contacts SnowLuma",
-                entry.tool(),
-                action.name
+                "nothing was sent; fix the params (get_action {name} shows them) and call again"
             ),
-            "set SNOWLUMA_MCP_ENDPOINT and SNOWLUMA_MCP_MODE=read (or write) in the MCP client's server configuration",
         ));
     }
-    if action.is_stream() && (!mode.writes() || entry == Entry::Query) {
-        return Err(Reply::error(
-            "mode",
-            format!(
-                "`{}` is a stream action; stream actions need invoke_action in write mode",
-                action.name
-            ),
-            if mode.writes() {
-                "call invoke_action instead"
-            } else {
-                "set SNOWLUMA_MCP_MODE=write to allow stream actions"
-            },
-        ));
-    }
-    match entry {
-        Entry::Query if !action.read_only => Err(Reply::error(
-            "mode",
-            format!(
-                "query_action only runs read-only actions; `{}` changes state",
-                action.name
-            ),
-            if mode.writes() {
-                "call invoke_action with the same arguments".to_string()
-            } else {
-                "this server runs in read mode; writes need SNOWLUMA_MCP_MODE=write and invoke_action".to_string()
-            },
-        )),
-        Entry::Invoke if !mode.writes() => Err(Reply::error(
-            "mode",
-            format!(
-                "invoke_action needs write mode; this server runs in {} mode",
-                mode.as_str()
-            ),
-            if action.read_only {
-                format!("`{}` is read-only: call query_action instead", action.name)
-            } else {
-                "set SNOWLUMA_MCP_MODE=write in the MCP client's server configuration".to_string()
-            },
-        )),
-        _ => Ok(()),
-    }
+    Ok(params)
 }
 
 /// `execution` belongs to invoke_action, and `input_file` to upload_file_stream, whose
@@ -242,12 +214,18 @@ fn check_execution(
     resolved: Resolved,
     input_file: Option<&str>,
     params: &Map<String, Value>,
-) -> Option<Reply> {
-    let input_file = input_file?;
-    let refuse = |message: String, next: &str| {
-        Some(Reply::error("invalid_params", message, next.to_string()))
+) -> Result<(), ToolReply> {
+    let Some(input_file) = input_file else {
+        return Ok(());
     };
-    if entry == Entry::Query || resolved.meta.stream != crate::catalog::StreamKind::Upload {
+    let refuse = |message: String, next: &str| {
+        Err(ToolReply::error(
+            ErrorKind::InvalidArguments,
+            message,
+            next.to_string(),
+        ))
+    };
+    if entry == Entry::Query || resolved.meta.stream != StreamKind::Upload {
         return refuse(
             format!(
                 "execution.input_file applies to invoke_action with upload_file_stream, not {} with `{}`",
@@ -277,21 +255,5 @@ fn check_execution(
             "drop those params (filename and file_retention may stay), or upload chunk by chunk without execution",
         );
     }
-    None
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Parses the arguments of an executing tool.
-pub fn parse(tool: &str, args: Option<JsonObject>) -> Result<ActionArgs, Reply> {
-    crate::server::tools::parse_args(tool, args)
+    Ok(())
 }

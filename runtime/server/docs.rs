@@ -1,17 +1,21 @@
-//! The catalog tools: list_actions, search_actions, get_action, list_categories and the
-//! docs-mode part of get_runtime_info. They read only the bundled catalog.
+//! The catalog tools: list_actions, search_actions, get_action, list_categories, and
+//! get_runtime_info. Each answers with a typed result whose schema is the tool's
+//! outputSchema; only get_runtime_info's connection check leaves the bundled catalog.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-use rmcp::model::JsonObject;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
-use super::reply::Reply;
-use super::tools::parse_args;
-use crate::catalog::{self, ACTIONS, CATALOG_VERSION, CATEGORIES, Filter, Page, search};
-use crate::config::Config;
+use crate::catalog::{
+    self, ACTIONS, CATALOG_VERSION, CATEGORIES, CompactEntry, Filter, Page, search,
+};
+use crate::config::Mode;
+use crate::exec::{ConnectionCheck, ExecutionOverview, unknown_action};
+use crate::outcome::{ErrorKind, Outcome, ToolReply, parse_args};
+
+type Args = Option<Map<String, Value>>;
 
 pub const MAX_LIMIT: i64 = 200;
 
@@ -89,7 +93,7 @@ fn filter_and_page(
     stream: Option<bool>,
     limit: Option<i64>,
     offset: Option<i64>,
-) -> Result<(Filter, Page), Reply> {
+) -> Result<(Filter, Page), ToolReply> {
     let category = match category {
         None => None,
         Some(key) => Some(catalog::find_category(key.trim()).ok_or_else(|| {
@@ -97,23 +101,23 @@ fn filter_and_page(
                 .iter()
                 .map(|c| format!("{} ({})", c.id, c.name))
                 .collect();
-            Reply::error(
-                "invalid_arguments",
+            ToolReply::error(
+                ErrorKind::InvalidArguments,
                 format!("unknown category `{key}`"),
                 format!("use one of: {}; or call list_categories", known.join(", ")),
             )
         })?),
     };
     if let Some(limit) = limit.filter(|l| !(1..=MAX_LIMIT).contains(l)) {
-        return Err(Reply::error(
-            "invalid_arguments",
+        return Err(ToolReply::error(
+            ErrorKind::InvalidArguments,
             format!("limit must be between 1 and {MAX_LIMIT} (got {limit})"),
             "pass a limit from 1 to 200, and page with offset/next_offset",
         ));
     }
     if let Some(offset) = offset.filter(|o| *o < 0) {
-        return Err(Reply::error(
-            "invalid_arguments",
+        return Err(ToolReply::error(
+            ErrorKind::InvalidArguments,
             format!("offset must be a non-negative integer (got {offset})"),
             "pass offset 0 for the first page, then the next_offset of the previous page",
         ));
@@ -131,8 +135,13 @@ fn filter_and_page(
     ))
 }
 
-pub fn list_actions(args: Option<JsonObject>) -> Reply {
-    let run = || -> Result<Reply, Reply> {
+/// A typed result as a reply.
+fn reply<T: Serialize>(result: &T) -> ToolReply {
+    ToolReply::ok(serde_json::to_value(result).unwrap_or(Value::Null))
+}
+
+pub fn list_actions(args: Args) -> ToolReply {
+    let run = || -> Result<ToolReply, ToolReply> {
         let args: ListArgs = parse_args("list_actions", args)?;
         let (filter, page) = filter_and_page(
             args.category.as_deref(),
@@ -142,31 +151,29 @@ pub fn list_actions(args: Option<JsonObject>) -> Reply {
             args.offset,
         )?;
         if filter.is_empty() && !page.is_requested() {
-            let (listing, text) = whole_listing();
-            return Ok(Reply::ok_serialized(listing.clone(), text.clone()));
+            return Ok(ToolReply::ok(whole_listing().clone()));
         }
         let entries = ACTIONS
             .iter()
             .filter(|a| filter.matches(a))
             .map(|a| a.compact())
             .collect();
-        Ok(Reply::ok(page.render(entries)))
+        Ok(reply(&page.render(entries)))
     };
     run().unwrap_or_else(|e| e)
 }
 
-/// The unfiltered listing never changes: it is built once, with its serialized form.
-fn whole_listing() -> &'static (Value, Arc<str>) {
-    static LISTING: OnceLock<(Value, Arc<str>)> = OnceLock::new();
+/// The unfiltered listing never changes: it is built once.
+fn whole_listing() -> &'static Value {
+    static LISTING: OnceLock<Value> = OnceLock::new();
     LISTING.get_or_init(|| {
         let listing = Page::default().render(ACTIONS.iter().map(|a| a.compact()).collect());
-        let text = serde_json::to_string(&listing).unwrap_or_default();
-        (listing, text.into())
+        serde_json::to_value(&listing).unwrap_or(Value::Null)
     })
 }
 
-pub fn search_actions(args: Option<JsonObject>) -> Reply {
-    let run = || -> Result<Reply, Reply> {
+pub fn search_actions(args: Args) -> ToolReply {
+    let run = || -> Result<ToolReply, ToolReply> {
         let args: SearchArgs = parse_args("search_actions", args)?;
         let (filter, page) = filter_and_page(
             args.category.as_deref(),
@@ -176,13 +183,13 @@ pub fn search_actions(args: Option<JsonObject>) -> Reply {
             args.offset,
         )?;
         if args.query.trim().is_empty() {
-            return Err(Reply::error(
-                "invalid_arguments",
+            return Err(ToolReply::error(
+                ErrorKind::InvalidArguments,
                 "query must not be empty",
                 "pass a word to look for, e.g. `ban`, `禁言` or `group member`; list_actions lists everything",
             ));
         }
-        let mut reply = match args.match_mode {
+        let (listing, mut result) = match args.match_mode {
             MatchMode::Substring => {
                 let entries = search::substring(&args.query)
                     .into_iter()
@@ -190,7 +197,9 @@ pub fn search_actions(args: Option<JsonObject>) -> Reply {
                     .filter(|a| filter.matches(a))
                     .map(|a| a.compact())
                     .collect();
-                Reply::ok(page.render(entries))
+                let listing = page.render(entries);
+                let result = reply(&listing);
+                (listing, result)
             }
             MatchMode::Keywords => {
                 let found = search::keywords(&args.query);
@@ -198,209 +207,200 @@ pub fn search_actions(args: Option<JsonObject>) -> Reply {
                     .hits
                     .iter()
                     .filter(|(i, _)| filter.matches(&ACTIONS[*i]))
-                    .map(|(i, score)| {
-                        let mut entry = ACTIONS[*i].compact();
-                        entry["score"] = json!(score);
-                        entry
+                    .map(|(i, score)| CompactEntry {
+                        score: Some(*score),
+                        ..ACTIONS[*i].compact()
                     })
                     .collect();
-                let mut reply = Reply::ok(page.render(entries));
-                let extra = &mut reply.diagnostics.extra;
+                let listing = page.render(entries);
+                let mut result = reply(&listing);
+                let extra = &mut result.diagnostics.extra;
                 extra.insert("terms".into(), json!(found.terms));
                 if !found.ignored.is_empty() {
                     extra.insert("ignored_terms".into(), json!(found.ignored));
                 }
                 if found.relaxed {
                     extra.insert("relaxed".into(), json!(true));
-                    reply.diagnostics.message =
+                    result.diagnostics.message =
                         Some("no action matches every term; these match the most terms".into());
                 }
-                reply
+                (listing, result)
             }
         };
-        if reply.result["count"] == json!(0) {
-            reply.diagnostics.next_step = Some(match args.match_mode {
+        if listing.count == 0 {
+            result.diagnostics.next_step = Some(match args.match_mode {
                 MatchMode::Substring => "try match=\"keywords\" with fewer or other words, or list_actions with a category".into(),
                 MatchMode::Keywords => "try fewer words, a synonym, or list_actions with a category".into(),
             });
         }
-        Ok(reply)
+        Ok(result)
     };
     run().unwrap_or_else(|e| e)
 }
 
-pub fn get_action(args: Option<JsonObject>) -> Reply {
-    let run = || -> Result<Reply, Reply> {
+/// One action's full contract, as `get_action` returns it.
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct ActionContract {
+    pub name: String,
+    pub aliases: Vec<String>,
+    /// The alias the caller asked for, when it was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_alias: Option<String>,
+    pub category: String,
+    pub category_name: String,
+    pub summary: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    pub read_only: bool,
+    pub stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_kind: Option<String>,
+    pub keywords: Vec<String>,
+    /// Each param: name, type, required, bounds, description.
+    pub params: Vec<Map<String, Value>>,
+    /// Cross-field rules.
+    pub invariants: Vec<Map<String, Value>>,
+    /// JSON Schema of the params.
+    #[serde(rename = "inputSchema")]
+    pub input_schema: Map<String, Value>,
+    /// What a successful result's `data` holds.
+    pub returns: String,
+    /// JSON Schema of a successful result's `data` (not the envelope).
+    #[serde(rename = "returnsSchema")]
+    pub returns_schema: Map<String, Value>,
+    pub examples: Vec<Example>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Example {
+    pub summary: String,
+    pub action: String,
+    pub params: Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+pub fn get_action(args: Args) -> ToolReply {
+    let run = || -> Result<ToolReply, ToolReply> {
         let args: GetActionArgs = parse_args("get_action", args)?;
-        let name = args.name.trim();
-        let resolved = catalog::resolve(name).ok_or_else(|| unknown_action(name))?;
-        let mut contract: Value =
-            serde_json::from_str(resolved.meta.contract_json()).unwrap_or(Value::Null);
-        if let Some(alias) = resolved.alias {
-            contract["requested_alias"] = json!(alias);
-        }
-        Ok(Reply::ok(contract))
+        let resolved = catalog::lookup(&args.name).map_err(unknown_action)?;
+        let mut contract: ActionContract = serde_json::from_str(resolved.meta.contract_json())
+            .map_err(|error| {
+                ToolReply::error(
+                    ErrorKind::BadResponse,
+                    format!(
+                        "the bundled contract of `{}` does not parse: {error}",
+                        resolved.meta.name
+                    ),
+                    "report this as a bug; the catalog resource has the same contract",
+                )
+            })?;
+        contract.requested_alias = resolved.alias.map(str::to_string);
+        Ok(reply(&contract))
     };
     run().unwrap_or_else(|e| e)
 }
 
-/// The tool error for a name that is neither an action nor an alias.
-pub fn unknown_action(name: &str) -> Reply {
-    let similar = catalog::similar_names(name, 3);
-    let next_step = if similar.is_empty() {
-        "find the action with search_actions (e.g. match=\"keywords\") or list_actions".to_string()
-    } else {
-        format!(
-            "did you mean {}? search_actions finds actions by keyword",
-            similar
-                .iter()
-                .map(|s| format!("`{s}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    Reply::error(
-        "unknown_action",
-        format!(
-            "`{name}` is not an action or alias in the bundled catalog (SnowLuma {CATALOG_VERSION})"
-        ),
-        next_step,
-    )
+#[derive(Serialize, JsonSchema)]
+pub struct CategoryEntry {
+    pub id: &'static str,
+    /// Chinese name.
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Actions in the category.
+    pub count: usize,
 }
 
-pub fn list_categories(args: Option<JsonObject>) -> Reply {
+pub fn list_categories(args: Args) -> ToolReply {
     if let Err(reply) = parse_args::<NoArgs>("list_categories", args) {
         return reply;
     }
-    let categories: Vec<Value> = CATEGORIES
+    let categories: Vec<CategoryEntry> = CATEGORIES
         .iter()
-        .map(|c| json!({ "id": c.id, "name": c.name, "description": c.description, "count": c.count }))
+        .map(|c| CategoryEntry {
+            id: c.id,
+            name: c.name,
+            description: c.description,
+            count: c.count,
+        })
         .collect();
-    Reply::ok(Value::Array(categories))
+    reply(&categories)
 }
 
-/// The fields every mode reports.
-pub fn runtime_info(config: &Config) -> Value {
-    let alias_count: usize = ACTIONS.iter().map(|a| a.aliases.len()).sum();
-    json!({
-        "mode": config.mode.as_str(),
-        "execution_enabled": config.mode.executes(),
-        "write_enabled": config.mode.writes(),
-        "catalog_version": CATALOG_VERSION,
-        "action_count": ACTIONS.len(),
-        "alias_count": alias_count,
-        "server_support": "unknown",
-        "transport": if config.mode.executes() { json!("http") } else { Value::Null },
-        "connection_checked": false,
-    })
+/// Always `"unknown"`: the catalog is a bundled snapshot, not proof of server support.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerSupport {
+    Unknown,
+}
+
+/// `get_runtime_info`'s answer.
+#[derive(Serialize, JsonSchema)]
+pub struct RuntimeInfo {
+    pub mode: Mode,
+    pub execution_enabled: bool,
+    pub write_enabled: bool,
+    /// The SnowLuma release the bundled catalog describes.
+    pub catalog_version: &'static str,
+    pub action_count: usize,
+    pub alias_count: usize,
+    pub server_support: ServerSupport,
+    /// `http` when the server can execute, null in docs mode.
+    pub transport: Option<&'static str>,
+    /// True only when check_connection ran.
+    pub connection_checked: bool,
+    /// Limits and places of execution (read and write mode).
+    #[serde(flatten)]
+    pub execution: Option<ExecutionOverview>,
+    /// The connection check's findings (check_connection only).
+    #[serde(flatten)]
+    pub check: Option<ConnectionCheck>,
+}
+
+/// The local overview, without the connection check.
+pub fn runtime_info(mode: Mode, execution: Option<ExecutionOverview>) -> RuntimeInfo {
+    RuntimeInfo {
+        mode,
+        execution_enabled: mode.executes(),
+        write_enabled: mode.writes(),
+        catalog_version: CATALOG_VERSION,
+        action_count: ACTIONS.len(),
+        alias_count: ACTIONS.iter().map(|a| a.aliases.len()).sum(),
+        server_support: ServerSupport::Unknown,
+        transport: mode.executes().then_some("http"),
+        connection_checked: false,
+        execution,
+        check: None,
+    }
+}
+
+/// The overview with a finished connection check; some failed checks fail the result.
+pub fn with_connection_check(mut info: RuntimeInfo, check: ConnectionCheck) -> ToolReply {
+    let failed = check.failed;
+    let total = check.checks.len();
+    info.connection_checked = true;
+    info.check = Some(check);
+    let mut result = reply(&info);
+    if failed > 0 {
+        result.diagnostics.set(
+            Outcome::Failed,
+            ErrorKind::ConnectionCheck,
+            format!("{failed} of {total} connection checks did not succeed; see checks"),
+            "read each check's diagnostics for the cause",
+        );
+    }
+    result
+}
+
+pub fn runtime_info_reply(info: &RuntimeInfo) -> ToolReply {
+    reply(info)
 }
 
 /// `check_connection` in docs mode.
-pub fn check_connection_refused() -> Reply {
-    Reply::error(
-        "mode",
+pub fn check_connection_refused() -> ToolReply {
+    ToolReply::error(
+        ErrorKind::Mode,
         "check_connection needs read or write mode; this server runs in docs mode and never opens a connection",
         "set SNOWLUMA_MCP_ENDPOINT (and SNOWLUMA_MCP_MODE=read or write) in the MCP client's server configuration",
     )
-}
-
-fn compact_entry_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "name": { "type": "string" },
-            "aliases": { "type": "array", "items": { "type": "string" } },
-            "category": { "type": "string" },
-            "category_name": { "type": "string" },
-            "summary": { "type": "string" },
-            "read_only": { "type": "boolean" },
-            "stream": { "type": "boolean" },
-            "stream_kind": { "enum": ["download", "upload", "frames"] },
-            "score": { "type": "integer", "description": "keyword relevance (keywords mode only)" }
-        },
-        "required": ["name", "aliases", "category", "summary", "read_only", "stream"]
-    })
-}
-
-pub fn listing_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "count": { "type": "integer", "description": "entries in this response" },
-            "total": { "type": "integer", "description": "all matching entries (with pagination)" },
-            "next_offset": { "type": ["integer", "null"], "description": "offset of the next page, null on the last" },
-            "actions": { "type": "array", "items": compact_entry_schema() }
-        },
-        "required": ["count", "actions"]
-    })
-}
-
-pub fn contract_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "name": { "type": "string" },
-            "aliases": { "type": "array", "items": { "type": "string" } },
-            "requested_alias": { "type": "string" },
-            "category": { "type": "string" },
-            "category_name": { "type": "string" },
-            "summary": { "type": "string" },
-            "notes": { "type": "string" },
-            "read_only": { "type": "boolean" },
-            "stream": { "type": "boolean" },
-            "stream_kind": { "type": "string" },
-            "keywords": { "type": "array", "items": { "type": "string" } },
-            "params": { "type": "array", "items": { "type": "object" } },
-            "invariants": { "type": "array", "items": { "type": "object" } },
-            "inputSchema": { "type": "object" },
-            "returns": { "type": "string" },
-            "returnsSchema": { "type": "object" },
-            "examples": { "type": "array", "items": {
-                "type": "object",
-                "properties": {
-                    "summary": { "type": "string" },
-                    "action": { "type": "string" },
-                    "params": { "type": "object" },
-                    "notes": { "type": "string" }
-                },
-                "required": ["summary", "action", "params"]
-            } }
-        },
-        "required": ["name", "aliases", "category", "summary", "read_only", "stream", "params", "inputSchema", "returnsSchema", "examples"]
-    })
-}
-
-pub fn categories_schema() -> Value {
-    json!({
-        "type": "array",
-        "items": {
-            "type": "object",
-            "properties": {
-                "id": { "type": "string" },
-                "name": { "type": "string" },
-                "description": { "type": "string" },
-                "count": { "type": "integer" }
-            },
-            "required": ["id", "name", "description", "count"]
-        }
-    })
-}
-
-pub fn runtime_info_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "mode": { "enum": ["docs", "read", "write"] },
-            "execution_enabled": { "type": "boolean" },
-            "write_enabled": { "type": "boolean" },
-            "catalog_version": { "type": "string" },
-            "action_count": { "type": "integer" },
-            "alias_count": { "type": "integer" },
-            "server_support": { "const": "unknown" },
-            "transport": { "type": ["string", "null"] },
-            "connection_checked": { "type": "boolean" }
-        },
-        "required": ["mode", "execution_enabled", "write_enabled", "catalog_version", "action_count", "server_support", "transport", "connection_checked"],
-        "additionalProperties": true
-    })
 }

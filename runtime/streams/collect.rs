@@ -1,40 +1,40 @@
 //! Generic frame streams (test_download_stream, hand-written upload chunk calls, any other
 //! stream action): the frames' `data` in order, bounded in count and bytes, with the bound
-//! stated when reached. A terminal error frame makes the outcome `failed`.
+//! stated when reached. A terminal error frame ends the stream as a remote failure.
 
 use serde_json::{Map, Value, json};
 
-use super::frames::{self, FrameKind};
-use super::{Link, Progress};
-use crate::server::{Outcome, Reply};
+use super::{Progress, StreamError, StreamOutcome, StreamResult};
+use crate::onebot::StreamLink;
+use crate::onebot::frames::{self, FrameKind};
 
 pub const MAX_FRAMES: usize = 1000;
 pub const MAX_BYTES: usize = 8 * 1024 * 1024;
 
 pub async fn run(
-    link: &Link<'_>,
+    link: &StreamLink<'_>,
     action: &str,
     params: &Map<String, Value>,
     progress: &mut Progress,
-) -> Reply {
-    let mut frames = match link.frames(action, params).await {
-        Ok(frames) => frames,
-        Err(reply) => return reply,
-    };
+) -> StreamOutcome {
+    let mut frames = super::open(link, action, params).await?;
     let mut collected = Vec::new();
     let (mut count, mut bytes, mut truncated) = (0usize, 0usize, false);
     let mut last = None;
     let terminal = loop {
-        let frame = match frames.next().await {
-            Ok(Some(frame)) => frame,
+        let frame = match frames.next().await? {
+            Some(frame) => frame,
             // A clean end of the body ends the stream; its last frame is the answer.
-            Ok(None) => match last.take() {
+            None => match last.take() {
                 Some(frame) => break frame,
-                None => return super::incomplete(),
+                None => return Err(StreamError::Incomplete.into()),
             },
-            Err(reply) => return reply,
         };
         count += 1;
+        if frames::kind(&frame) == FrameKind::Failed {
+            return Ok(StreamResult::remote_failure(frame)
+                .with_detail("frames_received", json!(count - 1)));
+        }
         let data = frame.get("data").cloned().unwrap_or(Value::Null);
         let size = data.to_string().len();
         if collected.len() < MAX_FRAMES && bytes + size <= MAX_BYTES {
@@ -49,36 +49,23 @@ pub async fn run(
         }
         last = Some(frame);
     };
-    let failed = frames::kind(&terminal) == FrameKind::Failed;
     let mut result = json!({
         "frames": collected,
         "frame_count": count,
         "truncated": truncated,
-        "limits": { "max_frames": MAX_FRAMES, "max_bytes": MAX_BYTES },
         "terminal": terminal,
     });
-    if !truncated {
-        result.as_object_mut().map(|r| r.remove("limits"));
-    }
-    let mut reply = Reply::ok(result);
-    if failed {
-        reply.diagnostics.outcome = Outcome::Failed;
-        reply.diagnostics.kind = Some("stream_failed");
-        reply.diagnostics.message = Some(format!(
-            "the stream ended with an error frame: {}",
-            frames::reason(&terminal)
-        ));
-        reply.diagnostics.next_step =
-            Some("read the terminal frame's status, retcode and message".into());
-    }
-    if truncated {
-        reply.diagnostics.extra.insert(
-            "truncated".into(),
+    let result = if truncated {
+        result["limits"] = json!({ "max_frames": MAX_FRAMES, "max_bytes": MAX_BYTES });
+        StreamResult::completed(result).with_detail(
+            "truncated",
             json!(format!(
                 "only the first {MAX_FRAMES} frames / {} MiB of frame data are kept",
                 MAX_BYTES >> 20
             )),
-        );
-    }
-    reply
+        )
+    } else {
+        StreamResult::completed(result)
+    };
+    Ok(result)
 }

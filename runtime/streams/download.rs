@@ -11,28 +11,29 @@ use base64::Engine;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::frames::{self, FrameKind};
-use super::{Link, Progress, Streams};
+use super::{Progress, StreamFailure, StreamOutcome, StreamResult, Streams};
 use crate::ids::{hex, random_hex};
-use crate::server::{Outcome, Reply};
+use crate::onebot::StreamLink;
+use crate::onebot::frames::{self, FrameKind};
+use crate::outcome::ErrorKind;
 
 /// Writes go through a buffer this large, so the disk sees few, large writes.
 const WRITE_BUFFER: usize = 1 << 20;
 
 pub async fn run(
-    link: &Link<'_>,
+    link: &StreamLink<'_>,
     streams: &Streams,
     action: &str,
     params: &Map<String, Value>,
     progress: &mut Progress,
-) -> Reply {
+) -> StreamOutcome {
     let config = &streams.config;
     if let Err(error) = create_private_dir(&config.download_dir) {
-        return Reply::error(
-            "download_dir",
+        return Err(StreamFailure::refused(
+            ErrorKind::DownloadDir,
             format!("cannot use the download directory: {error}"),
             "check SNOWLUMA_MCP_DOWNLOAD_DIR exists or can be created, and is writable",
-        );
+        ));
     }
     let used = dir_usage(&config.download_dir);
     let requested = params
@@ -43,11 +44,11 @@ pub async fn run(
     let mut file = match PartialFile::create(&config.download_dir, requested) {
         Ok(file) => file,
         Err(error) => {
-            return Reply::error(
-                "download_dir",
+            return Err(StreamFailure::refused(
+                ErrorKind::DownloadDir,
                 format!("cannot create a file in the download directory: {error}"),
                 "check SNOWLUMA_MCP_DOWNLOAD_DIR is writable",
-            );
+            ));
         }
     };
     let mut state = Download {
@@ -70,44 +71,27 @@ pub async fn run(
         .in_flight
         .fetch_sub(state.written, Ordering::Relaxed);
     let summary = state.summary();
-    if let Err(mut reply) = outcome {
-        reply
-            .diagnostics
-            .extra
-            .insert("removed_partial_file".into(), json!(true));
-        return reply;
+    if let Err(failure) = outcome {
+        return Err(failure.with_detail("removed_partial_file", json!(true)));
     }
     if let Some(frame) = state.failure.take() {
-        let reason = frames::reason(&frame);
-        let mut reply = Reply::ok(frame);
-        reply.diagnostics.outcome = Outcome::Failed;
-        reply.diagnostics.kind = Some("stream_failed");
-        reply.diagnostics.message = Some(format!(
-            "SnowLuma ended the download with an error: {reason}"
-        ));
-        reply.diagnostics.next_step = Some(
-            "check the file or file_id (get_action download_file_stream explains the sources)"
-                .into(),
+        return Ok(
+            StreamResult::remote_failure(frame).with_detail("removed_partial_file", json!(true))
         );
-        reply
-            .diagnostics
-            .extra
-            .insert("removed_partial_file".into(), json!(true));
-        return reply;
     }
     let path = match file.commit() {
         Ok(path) => path,
         Err(error) => {
-            return Reply::error(
-                "download_dir",
+            return Err(StreamFailure::refused(
+                ErrorKind::DownloadDir,
                 format!("cannot finish the file: {error}"),
                 "check the disk of SNOWLUMA_MCP_DOWNLOAD_DIR",
-            );
+            ));
         }
     };
     let mut result = summary;
     result["path"] = json!(path);
-    Reply::ok(result)
+    Ok(StreamResult::completed(result))
 }
 
 struct Download<'f> {
@@ -139,7 +123,7 @@ impl Download<'_> {
     }
 
     /// Handles one frame; `Ok(false)` ends the stream.
-    fn accept(&mut self, frame: Value) -> Result<bool, Reply> {
+    fn accept(&mut self, frame: Value) -> Result<bool, StreamFailure> {
         self.frames += 1;
         match frames::kind(&frame) {
             FrameKind::Failed => {
@@ -149,8 +133,8 @@ impl Download<'_> {
             FrameKind::Complete => {
                 let reported = frame.pointer("/data/total_bytes").and_then(Value::as_u64);
                 if reported.is_some_and(|total| total != self.written) {
-                    return Err(Reply::error(
-                        "size_mismatch",
+                    return Err(StreamFailure::refused(
+                        ErrorKind::SizeMismatch,
                         format!(
                             "SnowLuma reported {} bytes but {} arrived",
                             reported.unwrap_or(0),
@@ -185,8 +169,8 @@ impl Download<'_> {
                         base64::engine::general_purpose::STANDARD
                             .decode_vec(encoded, &mut self.decoded)
                             .map_err(|e| {
-                                Reply::error(
-                                    "bad_frame",
+                                StreamFailure::refused(
+                                    ErrorKind::BadFrame,
                                     format!("a file chunk is not valid base64 ({e})"),
                                     "check SnowLuma's logs",
                                 )
@@ -194,8 +178,8 @@ impl Download<'_> {
                         let next = self.written + self.decoded.len() as u64;
                         self.check_limits(next)?;
                         self.file.write(&self.decoded).map_err(|e| {
-                            Reply::error(
-                                "download_dir",
+                            StreamFailure::refused(
+                                ErrorKind::DownloadDir,
                                 format!("cannot write the file: {e}"),
                                 "check the disk of SNOWLUMA_MCP_DOWNLOAD_DIR",
                             )
@@ -214,10 +198,10 @@ impl Download<'_> {
     }
 
     /// Stops before a file would pass either limit.
-    fn check_limits(&self, size: u64) -> Result<(), Reply> {
+    fn check_limits(&self, size: u64) -> Result<(), StreamFailure> {
         if size > self.max_file {
-            return Err(Reply::error(
-                "file_too_large",
+            return Err(StreamFailure::refused(
+                ErrorKind::FileTooLarge,
                 format!(
                     "the file is larger than SNOWLUMA_MCP_MAX_FILE_BYTES ({} bytes)",
                     self.max_file
@@ -231,8 +215,8 @@ impl Download<'_> {
             .load(Ordering::Relaxed)
             .saturating_sub(self.written);
         if size > self.quota_left.saturating_sub(others) {
-            return Err(Reply::error(
-                "quota_exceeded",
+            return Err(StreamFailure::refused(
+                ErrorKind::QuotaExceeded,
                 format!(
                     "the download directory would exceed SNOWLUMA_MCP_DIR_QUOTA_BYTES ({} bytes)",
                     self.quota_left
@@ -245,15 +229,15 @@ impl Download<'_> {
 }
 
 async fn transfer(
-    link: &Link<'_>,
+    link: &StreamLink<'_>,
     action: &str,
     params: &Map<String, Value>,
     state: &mut Download<'_>,
     progress: &mut Progress,
-) -> Result<(), Reply> {
-    let mut frames = link.frames(action, params).await?;
+) -> Result<(), StreamFailure> {
+    let mut frames = super::open(link, action, params).await?;
     loop {
-        let frame = frames.next().await?.ok_or_else(super::incomplete)?;
+        let frame = super::next_frame(&mut frames).await?;
         let more = state.accept(frame)?;
         progress
             .update(state.written as f64, state.expected.map(|e| e as f64))
@@ -263,8 +247,8 @@ async fn transfer(
         }
     }
     state.file.flush().map_err(|e| {
-        Reply::error(
-            "download_dir",
+        StreamFailure::refused(
+            ErrorKind::DownloadDir,
             format!("cannot write the file: {e}"),
             "check the disk",
         )

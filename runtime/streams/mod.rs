@@ -2,35 +2,124 @@
 //! frame collections. Streams have a connect timeout and a per-read idle timeout instead of
 //! the total request timeout, at most `max_streams` run at once, and cancellation reaches
 //! every read. Every request carries the call's trace headers.
+//!
+//! A stream ends in a [`StreamResult`]: completed, or ended by SnowLuma's error frame (a
+//! business failure, which is data like any failed envelope). Anything else is a
+//! [`StreamFailure`]. Turning either into a tool result is `exec`'s job.
 
 mod collect;
 mod download;
-mod frames;
 mod progress;
 mod upload;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
 
-use bytes::Bytes;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
 
-pub use progress::Progress;
+pub use progress::{Progress, ProgressSink};
 
 use crate::catalog::{ActionMeta, StreamKind};
 use crate::config::StreamConfig;
-use crate::onebot::{CallError, OneBotClient, classify};
-use crate::server::Reply;
+use crate::onebot::{FrameStream, OneBotClient, StreamLink, StreamStop};
+use crate::outcome::ErrorKind;
 use crate::trace::TraceContext;
+use tokio_util::sync::CancellationToken;
 
-/// What one stream call needs from the MCP request.
-pub struct StreamCall<'a> {
-    pub trace: &'a TraceContext,
-    pub cancel: &'a CancellationToken,
-    pub progress: &'a mut Progress,
+/// How a stream that reached its end ended.
+#[derive(Debug)]
+pub enum StreamEnd {
+    /// Saved-file metadata, the upload's completion data, or a frame collection.
+    Completed(Value),
+    /// SnowLuma's terminal error frame, whole.
+    RemoteFailure(Value),
+}
+
+/// A finished stream and the details worth reporting beside it.
+#[derive(Debug)]
+pub struct StreamResult {
+    pub end: StreamEnd,
+    pub details: Map<String, Value>,
+}
+
+/// Why a stream produced no result.
+#[derive(Debug)]
+pub enum StreamError {
+    /// The link stopped: connection, idle timeout or malformed frames.
+    Stop(StreamStop),
+    /// The body ended without a terminal frame.
+    Incomplete,
+    /// A local check or resource failed, or SnowLuma's frames broke the protocol.
+    Refused {
+        kind: ErrorKind,
+        message: String,
+        next_step: String,
+    },
+}
+
+/// A [`StreamError`] with details (removed partial file, reset sent …).
+#[derive(Debug)]
+pub struct StreamFailure {
+    pub error: StreamError,
+    /// Boxed to keep `Result<_, StreamFailure>` small.
+    pub details: Box<Map<String, Value>>,
+}
+
+impl StreamFailure {
+    pub fn refused(kind: ErrorKind, message: impl Into<String>, next: impl Into<String>) -> Self {
+        StreamError::Refused {
+            kind,
+            message: message.into(),
+            next_step: next.into(),
+        }
+        .into()
+    }
+
+    pub fn with_detail(mut self, key: &str, value: Value) -> Self {
+        self.details.insert(key.into(), value);
+        self
+    }
+}
+
+impl From<StreamError> for StreamFailure {
+    fn from(error: StreamError) -> Self {
+        StreamFailure {
+            error,
+            details: Box::default(),
+        }
+    }
+}
+
+impl From<StreamStop> for StreamFailure {
+    fn from(stop: StreamStop) -> Self {
+        StreamError::Stop(stop).into()
+    }
+}
+
+pub type StreamOutcome = Result<StreamResult, StreamFailure>;
+
+impl StreamResult {
+    fn completed(value: Value) -> Self {
+        StreamResult {
+            end: StreamEnd::Completed(value),
+            details: Map::new(),
+        }
+    }
+
+    fn remote_failure(frame: Value) -> Self {
+        StreamResult {
+            end: StreamEnd::RemoteFailure(frame),
+            details: Map::new(),
+        }
+    }
+
+    fn with_detail(mut self, key: &str, value: Value) -> Self {
+        self.details.insert(key.into(), value);
+        self
+    }
 }
 
 pub struct Streams {
@@ -53,238 +142,165 @@ impl Streams {
         &self.config
     }
 
-    /// Runs one stream action. `input_file` is `execution.input_file`, for automatic upload.
+    /// The link for one stream call, with this server's idle timeout.
+    pub fn link<'a>(
+        &self,
+        client: &'a OneBotClient,
+        trace: &'a TraceContext,
+        cancel: &'a CancellationToken,
+    ) -> StreamLink<'a> {
+        StreamLink {
+            client,
+            idle: self.config.idle,
+            trace,
+            cancel,
+        }
+    }
+
+    /// Runs one stream action over `link` (see [`Streams::link`]). `input_file` is `execution.input_file`, for automatic upload.
     pub async fn run(
         &self,
-        client: &OneBotClient,
+        link: StreamLink<'_>,
         action: &ActionMeta,
         name: &str,
         params: Map<String, Value>,
         input_file: Option<&str>,
-        call: StreamCall<'_>,
-    ) -> Reply {
+        progress: &mut Progress,
+    ) -> StreamOutcome {
         let Ok(_slot) = self.slots.clone().try_acquire_owned() else {
-            return Reply::error(
-                "busy",
+            return Err(StreamFailure::refused(
+                ErrorKind::Busy,
                 format!(
                     "{} stream actions are already running (SNOWLUMA_MCP_MAX_STREAMS)",
                     self.config.max_streams
                 ),
                 "wait for a running transfer to finish, then call again",
-            );
+            ));
         };
-        let link = Link {
-            client,
-            idle: self.config.idle,
-            trace: call.trace,
-            cancel: call.cancel,
-        };
-        let mut reply = match (action.stream, input_file) {
+        let mut outcome = match (action.stream, input_file) {
             (StreamKind::Upload, Some(path)) => {
-                upload::run(&link, &self.config, name, params, path, call.progress).await
+                upload::run(&link, &self.config, name, params, path, progress).await
             }
-            (StreamKind::Download, _) => {
-                download::run(&link, self, name, &params, call.progress).await
-            }
-            _ => collect::run(&link, name, &params, call.progress).await,
+            (StreamKind::Download, _) => download::run(&link, self, name, &params, progress).await,
+            _ => collect::run(&link, name, &params, progress).await,
         };
-        if call.cancel.is_cancelled() {
-            return reply;
+        if link.cancel.is_cancelled() {
+            return outcome;
         }
-        if reply.diagnostics.outcome == crate::server::Outcome::Success {
-            call.progress.flush().await;
+        if matches!(
+            &outcome,
+            Ok(StreamResult {
+                end: StreamEnd::Completed(_),
+                ..
+            })
+        ) {
+            progress.flush().await;
         }
-        if let Some(failure) = call.progress.delivery_failure.take() {
-            reply
-                .diagnostics
-                .extra
-                .insert("progress_delivery".into(), json!(failure));
+        if let Some(failure) = progress.delivery_failure.take() {
+            let details = match &mut outcome {
+                Ok(result) => &mut result.details,
+                Err(failure) => &mut *failure.details,
+            };
+            details.insert("progress_delivery".into(), json!(failure));
         }
-        reply
+        outcome
     }
 
     /// The runtime overview's stream fields.
-    pub fn overview(&self) -> Value {
+    pub fn overview(&self) -> StreamOverview {
+        StreamOverview {
+            download_dir: self.config.download_dir.to_string_lossy().into_owned(),
+            upload_root: self
+                .config
+                .upload_root
+                .as_ref()
+                .map(|root| root.to_string_lossy().into_owned()),
+            upload_enabled: self.config.upload_root.is_some(),
+            max_file_bytes: self.config.max_file_bytes,
+            dir_quota_bytes: self.config.dir_quota_bytes,
+            max_streams: self.config.max_streams,
+            stream_idle_ms: self.config.idle.as_millis() as u64,
+        }
+    }
+}
+
+/// Where stream actions put and take files (on the MCP host), and their limits.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StreamOverview {
+    /// Where downloads are saved.
+    pub download_dir: String,
+    /// The only directory execution.input_file may read from; null when upload is off.
+    pub upload_root: Option<String>,
+    pub upload_enabled: bool,
+    pub max_file_bytes: u64,
+    pub dir_quota_bytes: u64,
+    pub max_streams: usize,
+    pub stream_idle_ms: u64,
+}
+
+/// What stream actions return through invoke_action when they complete: saved-file metadata
+/// for downloads, the completion frame's data for automatic uploads, and a frame collection
+/// otherwise. Each branch has a required property the others lack, so a result matches
+/// exactly one of them (and none of them matches a OneBot envelope, which needs `retcode`).
+pub fn completed_schemas() -> [Value; 3] {
+    [
         json!({
-            "download_dir": self.config.download_dir,
-            "upload_root": self.config.upload_root,
-            "upload_enabled": self.config.upload_root.is_some(),
-            "max_file_bytes": self.config.max_file_bytes,
-            "dir_quota_bytes": self.config.dir_quota_bytes,
-            "max_streams": self.config.max_streams,
-            "stream_idle_ms": self.config.idle.as_millis() as u64,
-        })
-    }
-}
-
-/// What stream actions return through invoke_action: saved-file metadata for downloads, the
-/// completion frame's data for automatic uploads, and a frame collection otherwise.
-pub fn result_schema() -> Value {
-    json!({
-        "oneOf": [
-            {
-                "title": "saved download",
-                "type": "object",
-                "properties": {
-                    "path": { "type": "string", "description": "the saved file, on the MCP host (in SNOWLUMA_MCP_DOWNLOAD_DIR)" },
-                    "size": { "type": "integer", "description": "bytes written" },
-                    "sha256": { "type": "string", "description": "sha256 of the bytes written, computed while writing" },
-                    "original_name": { "type": ["string", "null"], "description": "the name SnowLuma reported; never used as a path" },
-                    "frames": { "type": "integer" },
-                    "chunks": { "type": "integer" },
-                    "terminal": { "description": "the file_complete frame's data" }
-                },
-                "required": ["path", "size", "sha256", "frames", "chunks"]
+            "title": "saved download",
+            "type": "object",
+            "properties": {
+                "path": { "type": "string", "description": "the saved file, on the MCP host (in SNOWLUMA_MCP_DOWNLOAD_DIR)" },
+                "size": { "type": "integer", "minimum": 0, "description": "bytes written" },
+                "sha256": { "type": "string", "pattern": "^[0-9a-f]{64}$", "description": "sha256 of the bytes written, computed while writing" },
+                "original_name": { "type": ["string", "null"], "description": "the name SnowLuma reported; never used as a path" },
+                "frames": { "type": "integer", "minimum": 0 },
+                "chunks": { "type": "integer", "minimum": 0 },
+                "terminal": { "description": "the file_complete frame's data" }
             },
-            {
-                "title": "automatic upload",
-                "type": "object",
-                "properties": {
-                    "status": { "const": "file_complete" },
-                    "file_path": { "type": "string", "description": "the assembled file, on the SnowLuma host; pass it as `file` to send actions" },
-                    "file_size": { "type": "integer" },
-                    "sha256": { "type": "string" },
-                    "stream_id": { "type": "string" }
-                },
-                "required": ["file_path", "sha256"]
+            "required": ["path", "size", "sha256", "frames", "chunks"],
+            "not": { "required": ["retcode"] }
+        }),
+        json!({
+            "title": "automatic upload",
+            "type": "object",
+            "properties": {
+                "status": { "const": "file_complete" },
+                "file_path": { "type": "string", "description": "the assembled file, on the SnowLuma host; pass it as `file` to send actions" },
+                "file_size": { "type": "integer" },
+                "sha256": { "type": "string" },
+                "stream_id": { "type": "string" }
             },
-            {
-                "title": "frame collection",
-                "type": "object",
-                "properties": {
-                    "frames": { "type": "array", "description": "each frame's data, in order" },
-                    "frame_count": { "type": "integer" },
-                    "truncated": { "type": "boolean" },
-                    "limits": { "type": "object" },
-                    "terminal": { "description": "the last frame, whole (status, retcode, data, message)" }
-                },
-                "required": ["frames", "frame_count", "truncated", "terminal"]
+            "required": ["status", "file_path", "sha256"],
+            "not": { "required": ["retcode"] }
+        }),
+        json!({
+            "title": "frame collection",
+            "type": "object",
+            "properties": {
+                "frames": { "type": "array", "description": "each frame's data, in order" },
+                "frame_count": { "type": "integer", "minimum": 0 },
+                "truncated": { "type": "boolean" },
+                "limits": { "type": "object" },
+                "terminal": { "type": "object", "description": "the terminal frame, whole (status, retcode, data, message)" }
             },
-            { "title": "failed stream", "type": "object", "description": "a failed terminal frame, whole" }
-        ]
-    })
+            "required": ["frames", "frame_count", "truncated", "terminal"],
+            "not": { "required": ["retcode"] }
+        }),
+    ]
 }
 
-/// The connection side of one stream call.
-struct Link<'a> {
-    client: &'a OneBotClient,
-    idle: Duration,
-    trace: &'a TraceContext,
-    cancel: &'a CancellationToken,
+/// Opens a stream request, mapping a stop into a failure.
+async fn open<'a>(
+    link: &StreamLink<'a>,
+    action: &str,
+    params: &Map<String, Value>,
+) -> Result<FrameStream<'a>, StreamFailure> {
+    Ok(link.open(action, params).await?)
 }
 
-/// Why a stream stopped without a terminal frame.
-enum StreamStop {
-    Call(CallError),
-    Idle,
-}
-
-impl Link<'_> {
-    /// Sends one stream request and waits (up to the idle timeout) for its response head.
-    async fn open(
-        &self,
-        action: &str,
-        params: &Map<String, Value>,
-    ) -> Result<reqwest::Response, StreamStop> {
-        let send = self.client.request(action, params, self.trace).send();
-        let response = tokio::select! {
-            biased;
-            _ = self.cancel.cancelled() => return Err(StreamStop::Call(CallError::Cancelled)),
-            sent = tokio::time::timeout(self.idle, send) => match sent {
-                Err(_) => return Err(StreamStop::Idle),
-                Ok(result) => result.map_err(|e| StreamStop::Call(classify(e)))?,
-            },
-        };
-        let status = response.status().as_u16();
-        if status != 200 {
-            return Err(StreamStop::Call(CallError::Status(status, None)));
-        }
-        Ok(response)
-    }
-
-    /// The next piece of the body, waiting at most the idle timeout.
-    async fn read(&self, response: &mut reqwest::Response) -> Result<Option<Bytes>, StreamStop> {
-        tokio::select! {
-            biased;
-            _ = self.cancel.cancelled() => Err(StreamStop::Call(CallError::Cancelled)),
-            chunk = tokio::time::timeout(self.idle, response.chunk()) => match chunk {
-                Err(_) => Err(StreamStop::Idle),
-                Ok(result) => result.map_err(|e| StreamStop::Call(classify(e))),
-            },
-        }
-    }
-
-    /// Sends a stream request and returns its frames, one by one.
-    async fn frames(
-        &self,
-        action: &str,
-        params: &Map<String, Value>,
-    ) -> Result<Frames<'_, '_>, Reply> {
-        let response = self
-            .open(action, params)
-            .await
-            .map_err(|stop| self.stop_reply(stop))?;
-        Ok(Frames {
-            link: self,
-            response,
-            reader: frames::FrameReader::default(),
-        })
-    }
-
-    fn stop_reply(&self, stop: StreamStop) -> Reply {
-        match stop {
-            StreamStop::Idle => Reply::error(
-                "stream_idle_timeout",
-                format!(
-                    "SnowLuma sent nothing for {} ms (SNOWLUMA_MCP_STREAM_IDLE_MS)",
-                    self.idle.as_millis()
-                ),
-                "check SnowLuma and the network, or raise SNOWLUMA_MCP_STREAM_IDLE_MS",
-            ),
-            StreamStop::Call(error) => crate::exec::classify(false, Err(error)),
-        }
-    }
-}
-
-/// The frames of one stream response, read as they arrive.
-struct Frames<'a, 'l> {
-    link: &'a Link<'l>,
-    response: reqwest::Response,
-    reader: frames::FrameReader,
-}
-
-impl Frames<'_, '_> {
-    /// The next frame, or `None` when the body ended cleanly after the last frame (over HTTP
-    /// the end of the body ends the request: an upload chunk call answers one `stream` frame).
-    async fn next(&mut self) -> Result<Option<Value>, Reply> {
-        loop {
-            if let Some(frame) = self.reader.next_frame().map_err(frame_error)? {
-                return Ok(Some(frame));
-            }
-            match self.link.read(&mut self.response).await {
-                Ok(Some(bytes)) => self.reader.push(&bytes),
-                Ok(None) => {
-                    self.reader.finish().map_err(frame_error)?;
-                    return Ok(None);
-                }
-                Err(stop) => return Err(self.link.stop_reply(stop)),
-            }
-        }
-    }
-}
-
-fn incomplete() -> Reply {
-    Reply::error(
-        "stream_incomplete",
-        "the stream ended without a terminal frame",
-        "check SnowLuma's logs; nothing is retried automatically",
-    )
-}
-
-fn frame_error(error: frames::FrameError) -> Reply {
-    Reply::error(
-        "bad_frame",
-        error.to_string(),
-        "check that the endpoint is SnowLuma's OneBot HTTP server",
-    )
+/// The next frame of a stream that must not end yet.
+async fn next_frame(frames: &mut FrameStream<'_>) -> Result<Value, StreamFailure> {
+    frames
+        .next()
+        .await?
+        .ok_or_else(|| StreamError::Incomplete.into())
 }

@@ -1,17 +1,23 @@
-//! `notifications/progress` for stream calls: only when the caller sent a progress token, at
-//! most one per 250 ms, strictly increasing values, the last pending value flushed before a
-//! successful response, and nothing after completion or cancellation. A failed delivery is
-//! remembered and reported in the call's diagnostics.
+//! Progress of a stream call: at most one update per 250 ms, strictly increasing values, the
+//! last pending value flushed before a successful response, and nothing after completion or
+//! cancellation. Where updates go (an MCP progress notification, a task record) is the
+//! [`ProgressSink`]'s business; a failed delivery is remembered and reported in the call's
+//! diagnostics.
 
 use std::time::{Duration, Instant};
 
-use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use rmcp::{Peer, RoleServer};
+use futures::future::BoxFuture;
+
+/// Receives a stream call's progress updates.
+pub trait ProgressSink: Send + Sync {
+    /// Delivers one update; `Err` says why it could not be delivered.
+    fn deliver(&self, value: f64, total: Option<f64>) -> BoxFuture<'_, Result<(), String>>;
+}
 
 const MIN_INTERVAL: Duration = Duration::from_millis(250);
 
 pub struct Progress {
-    target: Option<(Peer<RoleServer>, ProgressToken)>,
+    sink: Option<Box<dyn ProgressSink>>,
     last_sent_at: Option<Instant>,
     last_sent: f64,
     pending: Option<(f64, Option<f64>)>,
@@ -21,9 +27,10 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(peer: Peer<RoleServer>, token: Option<ProgressToken>) -> Self {
+    /// Updates go to `sink`; without one, nothing is sent.
+    pub fn new(sink: Option<Box<dyn ProgressSink>>) -> Self {
         Progress {
-            target: token.map(|t| (peer, t)),
+            sink,
             last_sent_at: None,
             last_sent: 0.0,
             pending: None,
@@ -34,20 +41,13 @@ impl Progress {
 
     /// A progress reporter that never sends (no token).
     pub fn silent() -> Self {
-        Progress {
-            target: None,
-            last_sent_at: None,
-            last_sent: 0.0,
-            pending: None,
-            delivery_failure: None,
-            sent: 0,
-        }
+        Progress::new(None)
     }
 
     /// Records `value` (and `total` when a positive size is known); sends it now if the rate
     /// allows, else keeps it pending.
     pub async fn update(&mut self, value: f64, total: Option<f64>) {
-        if self.target.is_none() || value <= self.last_sent {
+        if self.sink.is_none() || value <= self.last_sent {
             return;
         }
         let total = total.filter(|t| *t > 0.0);
@@ -69,14 +69,10 @@ impl Progress {
     }
 
     async fn send(&mut self, value: f64, total: Option<f64>) {
-        let Some((peer, token)) = &self.target else {
+        let Some(sink) = &self.sink else {
             return;
         };
-        let mut param = ProgressNotificationParam::new(token.clone(), value);
-        if let Some(total) = total {
-            param = param.with_total(total);
-        }
-        match peer.notify_progress(param).await {
+        match sink.deliver(value, total).await {
             Ok(()) => self.sent += 1,
             Err(error) => {
                 self.delivery_failure.get_or_insert_with(|| {

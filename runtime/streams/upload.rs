@@ -11,11 +11,12 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
 
-use super::frames::{self, FrameKind};
-use super::{Link, Progress};
+use super::{Progress, StreamFailure, StreamOutcome, StreamResult};
 use crate::config::StreamConfig;
 use crate::ids::{hex, random_hex};
-use crate::server::{Outcome, Reply};
+use crate::onebot::StreamLink;
+use crate::onebot::frames::{self, FrameKind};
+use crate::outcome::ErrorKind;
 
 /// Raw bytes per chunk: 768 KiB becomes 1 MiB of base64, well under the 2 MiB body cap.
 pub const CHUNK_BYTES: usize = 768 * 1024;
@@ -23,33 +24,30 @@ pub const CHUNK_BYTES: usize = 768 * 1024;
 const RESET_WAIT: Duration = Duration::from_secs(5);
 
 pub async fn run(
-    link: &Link<'_>,
+    link: &StreamLink<'_>,
     config: &StreamConfig,
     action: &str,
     params: Map<String, Value>,
     input_file: &str,
     progress: &mut Progress,
-) -> Reply {
+) -> StreamOutcome {
     let Some(root) = &config.upload_root else {
-        return Reply::error(
-            "upload_disabled",
+        return Err(StreamFailure::refused(
+            ErrorKind::UploadDisabled,
             "automatic upload is disabled: SNOWLUMA_MCP_UPLOAD_ROOT is not set",
             "set SNOWLUMA_MCP_UPLOAD_ROOT to the directory whose files may be uploaded, or send chunk calls yourself",
-        );
+        ));
     };
-    let (path, size) = match contained(root, input_file) {
-        Ok(found) => found,
-        Err(reply) => return reply,
-    };
+    let (path, size) = contained(root, input_file)?;
     if size > config.max_file_bytes {
-        return Reply::error(
-            "file_too_large",
+        return Err(StreamFailure::refused(
+            ErrorKind::FileTooLarge,
             format!(
                 "the file has {size} bytes, more than SNOWLUMA_MCP_MAX_FILE_BYTES ({})",
                 config.max_file_bytes
             ),
             "raise SNOWLUMA_MCP_MAX_FILE_BYTES or upload a smaller file; nothing was sent",
-        );
+        ));
     }
     let stream_id = format!("snowluma-mcp-{}", random_hex::<12>());
     let filename = params
@@ -66,25 +64,27 @@ pub async fn run(
         filename,
         sent_any: false,
     };
-    let result = upload.send_file(&path, size, progress).await;
-    match result {
-        Ok(reply) => reply,
-        Err(mut reply) => {
-            if upload.sent_any {
-                let reset = upload.reset().await;
-                reply.diagnostics.extra.insert("reset".into(), reset);
-            }
-            reply
-        }
+    let outcome = upload.send_file(&path, size, progress).await;
+    let failed_remotely = matches!(
+        &outcome,
+        Ok(StreamResult {
+            end: super::StreamEnd::RemoteFailure(_),
+            ..
+        })
+    );
+    match outcome {
+        Err(failure) if upload.sent_any => Err(failure.with_detail("reset", upload.reset().await)),
+        Ok(result) if failed_remotely => Ok(result.with_detail("reset", upload.reset().await)),
+        other => other,
     }
 }
 
 /// Resolves `input_file` inside `root`: no `..`, symlinks resolved before the containment
 /// check, regular files only.
-fn contained(root: &Path, input_file: &str) -> Result<(PathBuf, u64), Reply> {
+fn contained(root: &Path, input_file: &str) -> Result<(PathBuf, u64), StreamFailure> {
     let refuse = |message: String| {
-        Reply::error(
-            "input_file",
+        StreamFailure::refused(
+            ErrorKind::InputFile,
             message,
             "pass a regular file inside SNOWLUMA_MCP_UPLOAD_ROOT (a path on the MCP host); nothing was sent",
         )
@@ -121,7 +121,7 @@ fn contained(root: &Path, input_file: &str) -> Result<(PathBuf, u64), Reply> {
 }
 
 struct Upload<'a, 'l> {
-    link: &'a Link<'l>,
+    link: &'a StreamLink<'l>,
     action: &'a str,
     stream_id: &'a str,
     /// The caller's params (e.g. file_retention), sent with every call.
@@ -136,10 +136,10 @@ impl Upload<'_, '_> {
         path: &Path,
         size: u64,
         progress: &mut Progress,
-    ) -> Result<Reply, Reply> {
+    ) -> StreamOutcome {
         let mut file = tokio::fs::File::open(path).await.map_err(|e| {
-            Reply::error(
-                "input_file",
+            StreamFailure::refused(
+                ErrorKind::InputFile,
                 format!("cannot open execution.input_file: {e}"),
                 "check the file's permissions",
             )
@@ -150,8 +150,8 @@ impl Upload<'_, '_> {
         let mut acknowledged = 0u64;
         for index in 0..total_chunks {
             let length = read_full(&mut file, &mut buffer).await.map_err(|e| {
-                Reply::error(
-                    "input_file",
+                StreamFailure::refused(
+                    ErrorKind::InputFile,
                     format!("cannot read execution.input_file: {e}"),
                     "check the file did not change during the upload",
                 )
@@ -169,7 +169,7 @@ impl Upload<'_, '_> {
             params.insert("filename".into(), json!(self.filename));
             let frame = self.call(params).await?;
             if frames::kind(&frame) == FrameKind::Failed {
-                return Err(failed_frame(frame));
+                return Ok(StreamResult::remote_failure(frame));
             }
             acknowledged += length as u64;
             progress
@@ -183,8 +183,16 @@ impl Upload<'_, '_> {
         params.insert("expected_sha256".into(), json!(sha256));
         params.insert("filename".into(), json!(self.filename));
         let frame = self.call(params).await?;
-        if frames::kind(&frame) != FrameKind::Complete {
-            return Err(failed_frame(frame));
+        match frames::kind(&frame) {
+            FrameKind::Complete => {}
+            FrameKind::Failed => return Ok(StreamResult::remote_failure(frame)),
+            FrameKind::Intermediate => {
+                return Err(StreamFailure::refused(
+                    ErrorKind::BadFrame,
+                    "SnowLuma answered the completion call with an intermediate frame, not file_complete",
+                    "check SnowLuma's logs; the partial upload was reset",
+                ));
+            }
         }
         let data = frame.get("data").cloned().unwrap_or(Value::Null);
         if data
@@ -192,39 +200,25 @@ impl Upload<'_, '_> {
             .and_then(Value::as_str)
             .is_some_and(|s| !s.eq_ignore_ascii_case(&sha256))
         {
-            return Err(Reply::error(
-                "sha256_mismatch",
+            return Err(StreamFailure::refused(
+                ErrorKind::Sha256Mismatch,
                 format!(
                     "SnowLuma assembled a file whose sha256 differs from the local file ({sha256})"
                 ),
                 "upload again; the partial upload was reset",
             ));
         }
-        let mut reply = Reply::ok(data);
-        reply
-            .diagnostics
-            .extra
-            .insert("stream_id".into(), json!(self.stream_id));
-        reply
-            .diagnostics
-            .extra
-            .insert("chunks".into(), json!(total_chunks));
-        reply
-            .diagnostics
-            .extra
-            .insert("local_sha256".into(), json!(sha256));
-        Ok(reply)
+        Ok(StreamResult::completed(data)
+            .with_detail("stream_id", json!(self.stream_id))
+            .with_detail("chunks", json!(total_chunks))
+            .with_detail("local_sha256", json!(sha256)))
     }
 
     /// One upload call: one frame back.
-    async fn call(&mut self, params: Map<String, Value>) -> Result<Value, Reply> {
+    async fn call(&mut self, params: Map<String, Value>) -> Result<Value, StreamFailure> {
         self.sent_any = true;
-        self.link
-            .frames(self.action, &params)
-            .await?
-            .next()
-            .await?
-            .ok_or_else(super::incomplete)
+        let mut frames = super::open(self.link, self.action, &params).await?;
+        super::next_frame(&mut frames).await
     }
 
     /// Asks SnowLuma to drop the partial upload; its error frame is the expected answer.
@@ -234,38 +228,20 @@ impl Upload<'_, '_> {
         params.insert("reset".into(), json!(true));
         // The call's own cancellation must not stop the clean-up, so it gets a fresh token.
         let cancel = tokio_util::sync::CancellationToken::new();
-        let link = Link {
-            client: self.link.client,
+        let link = StreamLink {
             idle: RESET_WAIT,
-            trace: self.link.trace,
             cancel: &cancel,
+            ..*self.link
         };
         let exchange = async {
-            link.frames(self.action, &params)
-                .await
-                .ok()?
-                .next()
-                .await
-                .ok()
-                .flatten()
+            let mut frames = link.open(self.action, &params).await.ok()?;
+            frames.next().await.ok().flatten()
         };
         match tokio::time::timeout(RESET_WAIT, exchange).await {
             Ok(Some(frame)) => json!({ "sent": true, "answer": frames::reason(&frame) }),
             _ => json!({ "sent": true, "answer": null }),
         }
     }
-}
-
-fn failed_frame(frame: Value) -> Reply {
-    let reason = frames::reason(&frame);
-    let mut reply = Reply::error(
-        "stream_failed",
-        format!("SnowLuma refused the upload: {reason}"),
-        "read the reason; the partial upload was reset",
-    );
-    reply.diagnostics.outcome = Outcome::Failed;
-    reply.diagnostics.extra.insert("frame".into(), frame);
-    reply
 }
 
 async fn read_full(file: &mut tokio::fs::File, buffer: &mut [u8]) -> std::io::Result<usize> {

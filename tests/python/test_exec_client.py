@@ -28,6 +28,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from schema_check import assert_matches_output_schema
 from mcp.client.stdio import StdioServerParameters
 
 REPO = Path(__file__).resolve().parents[2]
@@ -159,7 +160,9 @@ async def call(client: Client, fake: Fake, name: str, arguments: dict[str, Any])
     """call_tool plus the envelope and no-token checks; returns (CallToolResult, structuredContent)."""
     result = await client.call_tool(name, arguments)
     assert_no_token(fake, f"{name}({arguments})", result)
-    return result, check_envelope(result)
+    structured = check_envelope(result)
+    await assert_matches_output_schema(client, name, structured)
+    return result, structured
 
 
 mode_param = pytest.mark.parametrize("mode", MODES)
@@ -245,7 +248,7 @@ def test_query_invalid_params(mode: str, fake: Fake) -> None:
 
     result, structured = run_with_client(mode, fake, "read", body)
     assert result.is_error, f"message_id 0 should be rejected before sending: {structured}"
-    assert structured["diagnostics"].get("kind") == "invalid_params", structured
+    assert structured["diagnostics"].get("kind") == "invalid_arguments", structured
     assert "get_msg" in structured["diagnostics"].get("message", ""), structured
 
 

@@ -35,6 +35,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from schema_check import assert_matches_output_schema
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
@@ -138,7 +139,9 @@ def check_envelope(result: types.CallToolResult) -> dict[str, Any]:
 async def call(client: Client, name: str, arguments: dict[str, Any] | None = None, **kwargs: Any):
     """call_tool plus the envelope checks; returns (CallToolResult, structuredContent)."""
     result = await client.call_tool(name, arguments or {}, **kwargs)
-    return result, check_envelope(result)
+    structured = check_envelope(result)
+    await assert_matches_output_schema(client, name, structured)
+    return result, structured
 
 
 async def call_ok(client: Client, name: str, arguments: dict[str, Any] | None = None, **kwargs: Any) -> Any:

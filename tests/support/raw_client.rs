@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -21,6 +22,13 @@ pub struct RawServer {
     stderr: mpsc::UnboundedReceiver<String>,
     /// Messages read while waiting for something else (notifications, other ids).
     pub backlog: Vec<Value>,
+    /// tools/call requests sent and not yet answered: id -> (tool, request `_meta`).
+    calls: HashMap<String, (String, Option<Value>)>,
+    /// Advertised outputSchemas per request envelope (era and capabilities) and tool.
+    schemas: HashMap<String, HashMap<String, Value>>,
+    next_internal_id: i64,
+    /// How many tool results were validated against an advertised outputSchema.
+    pub validated: usize,
 }
 
 pub fn binary() -> &'static str {
@@ -80,6 +88,10 @@ impl RawServer {
             lines,
             stderr: stderr_rx,
             backlog: Vec::new(),
+            calls: HashMap::new(),
+            schemas: HashMap::new(),
+            next_internal_id: 900_000_000,
+            validated: 0,
         }
     }
 
@@ -91,6 +103,12 @@ impl RawServer {
     }
 
     pub async fn send(&mut self, message: &Value) {
+        if message["method"] == "tools/call"
+            && let (Some(id), Some(name)) = (message.get("id"), message["params"]["name"].as_str())
+        {
+            let meta = message["params"].get("_meta").cloned();
+            self.calls.insert(id.to_string(), (name.to_string(), meta));
+        }
         self.send_line(&message.to_string()).await;
     }
 
@@ -112,7 +130,17 @@ impl RawServer {
         }
     }
 
+    /// Waits for the response with `id`. A tool result is checked against the outputSchema
+    /// the server advertised for that tool to the same request envelope.
     pub async fn wait_for_id(&mut self, id: &Value) -> Value {
+        let message = self.receive(id).await;
+        if let Some((tool, meta)) = self.calls.remove(&id.to_string()) {
+            self.validate(&tool, meta, &message).await;
+        }
+        message
+    }
+
+    async fn receive(&mut self, id: &Value) -> Value {
         if let Some(i) = self
             .backlog
             .iter()
@@ -129,6 +157,45 @@ impl RawServer {
                 return message;
             }
             self.backlog.push(message);
+        }
+    }
+
+    /// Validates a tool result's structuredContent against the advertised outputSchema (a
+    /// tool the server did not list for this client has none to check against).
+    async fn validate(&mut self, tool: &str, meta: Option<Value>, response: &Value) {
+        let Some(structured) = response["result"].get("structuredContent") else {
+            return;
+        };
+        let key = meta.as_ref().map_or("legacy".to_string(), Value::to_string);
+        if !self.schemas.contains_key(&key) {
+            self.next_internal_id += 1;
+            let id = json!(self.next_internal_id);
+            let params = match &meta {
+                Some(meta) => json!({ "_meta": meta }),
+                None => json!({}),
+            };
+            self.send_line(
+                &json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params })
+                    .to_string(),
+            )
+            .await;
+            let listing = self.receive(&id).await;
+            let schemas = listing["result"]["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| {
+                    Some((
+                        t["name"].as_str()?.to_string(),
+                        t.get("outputSchema")?.clone(),
+                    ))
+                })
+                .collect();
+            self.schemas.insert(key.clone(), schemas);
+        }
+        if let Some(schema) = self.schemas[&key].get(tool) {
+            assert_valid(tool, schema, structured);
+            self.validated += 1;
         }
     }
 
@@ -157,6 +224,22 @@ pub async fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) {
     while !condition() && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Panics unless `instance` is valid against `schema` (draft 2020-12), naming each error.
+pub fn assert_valid(tool: &str, schema: &Value, instance: &Value) {
+    let validator = jsonschema::validator_for(schema).unwrap_or_else(|e| {
+        panic!("{tool}: the advertised outputSchema is not a valid schema: {e}")
+    });
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{tool}: structuredContent does not match the advertised outputSchema:\n{}\n{instance}",
+        errors.join("\n")
+    );
 }
 
 /// Parses a tool result's text block and checks it equals structuredContent.

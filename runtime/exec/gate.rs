@@ -1,0 +1,212 @@
+//! The one place mode rules are written. Tool listing asks [`tool_available`]; every call is
+//! checked by [`tool_gate`] (tools gated as a whole) or [`action_gate`] (the executing tools,
+//! which can name the right tool or mode for the action at hand), whether or not the tool
+//! was listed.
+
+use crate::catalog::Resolved;
+use crate::config::Mode;
+use crate::outcome::{ErrorKind, ToolReply};
+
+/// Which executing tool a call came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    Query,
+    Invoke,
+}
+
+impl Entry {
+    pub fn tool(self) -> &'static str {
+        match self {
+            Entry::Query => "query_action",
+            Entry::Invoke => "invoke_action",
+        }
+    }
+}
+
+/// The least mode a tool needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Every mode, docs included.
+    Always,
+    /// Read or write mode: the server can reach SnowLuma.
+    Execution,
+    /// Write mode.
+    Writes,
+}
+
+impl Access {
+    fn allows(self, mode: Mode) -> bool {
+        match self {
+            Access::Always => true,
+            Access::Execution => mode.executes(),
+            Access::Writes => mode.writes(),
+        }
+    }
+
+    fn least_mode(self) -> Mode {
+        match self {
+            Access::Always => Mode::Docs,
+            Access::Execution => Mode::Read,
+            Access::Writes => Mode::Write,
+        }
+    }
+}
+
+/// A client capability a tool may need, as the client declared it for the request at hand
+/// (2026-07-28 clients declare capabilities per request, legacy clients once at initialize).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    /// Form elicitation (input completion).
+    FormElicitation,
+    /// MCP Apps (`io.modelcontextprotocol/ui` with the mcp-app HTML type).
+    AppsUi,
+    /// The tasks extension (`io.modelcontextprotocol/tasks`).
+    Tasks,
+}
+
+/// The capabilities the client declared for one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientCapabilities {
+    pub form_elicitation: bool,
+    pub apps_ui: bool,
+    pub tasks: bool,
+}
+
+impl ClientCapabilities {
+    pub fn has(&self, capability: Capability) -> bool {
+        match capability {
+            Capability::FormElicitation => self.form_elicitation,
+            Capability::AppsUi => self.apps_ui,
+            Capability::Tasks => self.tasks,
+        }
+    }
+}
+
+/// What a tool needs to be offered: a mode and, for some, a client capability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requirement {
+    pub access: Access,
+    pub capability: Option<Capability>,
+}
+
+/// Whether a tool with `requirement` is offered to this client in this mode.
+pub fn tool_available(requirement: Requirement, mode: Mode, caps: &ClientCapabilities) -> bool {
+    requirement.access.allows(mode) && requirement.capability.is_none_or(|c| caps.has(c))
+}
+
+/// Refuses a call to a tool the mode does not offer.
+pub fn tool_gate(tool: &str, access: Access, mode: Mode) -> Result<(), ToolReply> {
+    if access.allows(mode) {
+        return Ok(());
+    }
+    Err(ToolReply::error(
+        ErrorKind::Mode,
+        format!(
+            "{tool} needs SNOWLUMA_MCP_MODE={} or higher; this server runs in {} mode",
+            access.least_mode().as_str(),
+            mode.as_str()
+        ),
+        "change SNOWLUMA_MCP_MODE (and SNOWLUMA_MCP_ENDPOINT) in the MCP client's server configuration",
+    ))
+}
+
+/// Whether an action may run through a tool in a mode: read-only actions through
+/// `query_action` in read or write mode, everything else through `invoke_action` in write
+/// mode, stream actions in write mode only.
+pub fn action_gate(entry: Entry, mode: Mode, resolved: Resolved) -> Result<(), ToolReply> {
+    let action = resolved.meta;
+    if !mode.executes() {
+        return Err(ToolReply::error(
+            ErrorKind::Mode,
+            format!(
+                "{} cannot run `{}`: this server runs in docs mode and never contacts SnowLuma",
+                entry.tool(),
+                action.name
+            ),
+            "set SNOWLUMA_MCP_ENDPOINT and SNOWLUMA_MCP_MODE=read (or write) in the MCP client's server configuration",
+        ));
+    }
+    if action.is_stream() && (!mode.writes() || entry == Entry::Query) {
+        return Err(ToolReply::error(
+            ErrorKind::Mode,
+            format!(
+                "`{}` is a stream action; stream actions need invoke_action in write mode",
+                action.name
+            ),
+            if mode.writes() {
+                "call invoke_action instead"
+            } else {
+                "set SNOWLUMA_MCP_MODE=write to allow stream actions"
+            },
+        ));
+    }
+    match entry {
+        Entry::Query if !action.read_only => Err(ToolReply::error(
+            ErrorKind::Mode,
+            format!(
+                "query_action only runs read-only actions; `{}` changes state",
+                action.name
+            ),
+            if mode.writes() {
+                "call invoke_action with the same arguments".to_string()
+            } else {
+                "this server runs in read mode; writes need SNOWLUMA_MCP_MODE=write and invoke_action".to_string()
+            },
+        )),
+        Entry::Invoke if !mode.writes() => Err(ToolReply::error(
+            ErrorKind::Mode,
+            format!(
+                "invoke_action needs write mode; this server runs in {} mode",
+                mode.as_str()
+            ),
+            if action.read_only {
+                format!("`{}` is read-only: call query_action instead", action.name)
+            } else {
+                "set SNOWLUMA_MCP_MODE=write in the MCP client's server configuration".to_string()
+            },
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::resolve;
+
+    #[test]
+    fn availability_follows_mode_and_capability() {
+        let none = ClientCapabilities::default();
+        let forms = ClientCapabilities {
+            form_elicitation: true,
+            ..none
+        };
+        let plain = Requirement {
+            access: Access::Execution,
+            capability: None,
+        };
+        assert!(!tool_available(plain, Mode::Docs, &none));
+        assert!(tool_available(plain, Mode::Read, &none));
+        let needs_forms = Requirement {
+            access: Access::Always,
+            capability: Some(Capability::FormElicitation),
+        };
+        assert!(!tool_available(needs_forms, Mode::Write, &none));
+        assert!(tool_available(needs_forms, Mode::Docs, &forms));
+    }
+
+    #[test]
+    fn action_gate_rules() {
+        let read = resolve("get_status").unwrap();
+        let write = resolve("send_group_msg").unwrap();
+        let stream = resolve("download_file_stream").unwrap();
+        assert!(action_gate(Entry::Query, Mode::Read, read).is_ok());
+        assert!(action_gate(Entry::Query, Mode::Docs, read).is_err());
+        assert!(action_gate(Entry::Query, Mode::Write, write).is_err());
+        assert!(action_gate(Entry::Invoke, Mode::Read, write).is_err());
+        assert!(action_gate(Entry::Invoke, Mode::Write, write).is_ok());
+        assert!(action_gate(Entry::Query, Mode::Write, stream).is_err());
+        assert!(action_gate(Entry::Invoke, Mode::Write, stream).is_ok());
+        assert!(tool_gate("x", Access::Writes, Mode::Read).is_err());
+    }
+}

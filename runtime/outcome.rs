@@ -1,0 +1,257 @@
+//! What every tool call ends in, independent of the protocol: an [`Outcome`], the
+//! [`Diagnostics`] that explain it, the one [`ErrorKind`] enum naming every failure category
+//! the server reports, and [`ToolReply`], the value each tool handler returns. The protocol
+//! layer (`server/`) turns a `ToolReply` into an MCP result; nothing here knows MCP.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Success,
+    Failed,
+    Unknown,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Failed => "failed",
+            Outcome::Unknown => "unknown",
+        }
+    }
+}
+
+/// Declares [`ErrorKind`] with its wire name, meaning and usual next step in one table, so the
+/// enum, the output schemas' `kind` enum and README's table cannot drift apart.
+macro_rules! error_kinds {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $meaning:literal, $next:literal; )*) => {
+        /// Every failure category a result's `diagnostics.kind` can name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorKind {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl ErrorKind {
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$variant),*];
+
+            /// The name clients see in `diagnostics.kind`.
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorKind::$variant => $name,)* }
+            }
+
+            /// One line on what the kind means (README's table).
+            pub fn meaning(self) -> &'static str {
+                match self { $(ErrorKind::$variant => $meaning,)* }
+            }
+
+            /// The usual next step (README's table; each result names its own, more precise one).
+            pub fn usual_next_step(self) -> &'static str {
+                match self { $(ErrorKind::$variant => $next,)* }
+            }
+        }
+    };
+}
+
+error_kinds! {
+    // Misuse of a tool: nothing was sent.
+    /// The tool's arguments or the action's params fail a check.
+    InvalidArguments = "invalid_arguments", "the tool's arguments or the action's params fail a check; nothing was sent", "fix the named field (tools/list and get_action show the schemas) and call again";
+    UnknownTool = "unknown_tool", "no tool of that name", "call tools/list";
+    UnknownAction = "unknown_action", "the action is neither a name nor an alias in the bundled catalog", "use a suggested name, or find the action with search_actions";
+    /// The server's mode (or the tool used) does not allow the call.
+    Mode = "mode", "the server's mode, or the tool used, does not allow this action", "use the tool the message names, or change SNOWLUMA_MCP_MODE";
+    UploadDisabled = "upload_disabled", "automatic upload needs SNOWLUMA_MCP_UPLOAD_ROOT", "set SNOWLUMA_MCP_UPLOAD_ROOT, or send chunk calls yourself";
+    /// `execution.input_file` was refused (outside the root, missing, unreadable, not a file).
+    InputFile = "input_file", "execution.input_file cannot be uploaded", "pass a regular, readable file inside SNOWLUMA_MCP_UPLOAD_ROOT";
+    Busy = "busy", "the limit of concurrent transfers is reached", "wait for a running transfer to finish, then call again";
+    // Local resources.
+    DownloadDir = "download_dir", "the download directory cannot be used or written", "check SNOWLUMA_MCP_DOWNLOAD_DIR and its disk";
+    FileTooLarge = "file_too_large", "the file is larger than SNOWLUMA_MCP_MAX_FILE_BYTES", "raise SNOWLUMA_MCP_MAX_FILE_BYTES or move a smaller file";
+    QuotaExceeded = "quota_exceeded", "the download directory would exceed SNOWLUMA_MCP_DIR_QUOTA_BYTES", "delete files from the download directory or raise the quota";
+    // Talking to SnowLuma.
+    ConnectionRefused = "connection_refused", "no connection to SnowLuma could be made; nothing was sent", "check that SnowLuma runs with its HTTP server at SNOWLUMA_MCP_ENDPOINT";
+    Timeout = "timeout", "SnowLuma did not answer in time; it may have acted", "check the effect with a read-only action, then retry or raise SNOWLUMA_MCP_TIMEOUT_MS";
+    Cancelled = "cancelled", "the MCP client cancelled the call; SnowLuma may have acted", "check the effect with a read-only action before calling again";
+    ConnectionBroken = "connection_broken", "the connection broke before a complete answer; SnowLuma may have acted", "check SnowLuma's logs and the effect before calling again";
+    Unauthorized = "unauthorized", "SnowLuma answered HTTP 401: the access token is missing or wrong", "set SNOWLUMA_MCP_TOKEN to SnowLuma's HTTP access token";
+    NotFound = "not_found", "SnowLuma's HTTP server has no such path (HTTP 404)", "check the path of SNOWLUMA_MCP_ENDPOINT";
+    ServerError = "server_error", "SnowLuma failed internally (HTTP 5xx)", "check SnowLuma's logs";
+    HttpError = "http_error", "SnowLuma answered an unexpected HTTP status", "check SNOWLUMA_MCP_ENDPOINT points at SnowLuma's OneBot HTTP server";
+    BadResponse = "bad_response", "the answer is not a OneBot envelope, or is too large", "check SNOWLUMA_MCP_ENDPOINT points at SnowLuma's OneBot HTTP server";
+    // Streams.
+    StreamIdleTimeout = "stream_idle_timeout", "a stream sent nothing for SNOWLUMA_MCP_STREAM_IDLE_MS", "check SnowLuma and the network, or raise SNOWLUMA_MCP_STREAM_IDLE_MS";
+    StreamIncomplete = "stream_incomplete", "a stream ended without its terminal frame", "check SnowLuma's logs; nothing is retried automatically";
+    BadFrame = "bad_frame", "a stream frame is malformed, too large or out of order", "check that the endpoint is SnowLuma's OneBot HTTP server";
+    SizeMismatch = "size_mismatch", "the bytes received differ from the size SnowLuma announced", "transfer again; the partial file was removed";
+    Sha256Mismatch = "sha256_mismatch", "SnowLuma assembled a file whose sha256 differs from the local file", "upload again; the partial upload was reset";
+    // Answers that are data, not tool errors.
+    /// A OneBot business failure (`status: failed` or `retcode != 0`).
+    OnebotFailure = "onebot_failure", "SnowLuma ran the action and answered a failure (retcode != 0); the envelope is the result", "read status, retcode and wording in the result";
+    /// A stream that ended with SnowLuma's error frame; the frame is the result.
+    StreamFailed = "stream_failed", "a stream ended with SnowLuma's error frame; the frame is the result", "read the frame's retcode and message";
+    Async = "async", "SnowLuma acknowledged the call asynchronously; success is not confirmed", "check the effect with a read-only action";
+    Unconfirmed = "unconfirmed", "the answer does not confirm success", "inspect the result and check the effect with a read-only action";
+    ConnectionCheck = "connection_check", "some of get_runtime_info's connection checks did not succeed", "read each check's diagnostics";
+}
+
+impl Serialize for ErrorKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Diagnostics {
+    pub outcome: Outcome,
+    /// The known failure category, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ErrorKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+    /// Tool-specific details (search terms, trace warnings, transfer details …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Diagnostics {
+    pub fn success() -> Self {
+        Diagnostics {
+            outcome: Outcome::Success,
+            kind: None,
+            message: None,
+            next_step: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Marks the result with an outcome, a kind and an explanation.
+    pub fn set(
+        &mut self,
+        outcome: Outcome,
+        kind: ErrorKind,
+        message: impl Into<String>,
+        next_step: impl Into<String>,
+    ) {
+        self.outcome = outcome;
+        self.kind = Some(kind);
+        self.message = Some(message.into());
+        self.next_step = Some(next_step.into());
+    }
+}
+
+/// What a tool handler produces; the protocol layer renders it as `structuredContent
+/// {result, diagnostics}` plus the same JSON as text.
+#[derive(Debug, Clone)]
+pub struct ToolReply {
+    pub result: Value,
+    /// Boxed to keep `Result<_, ToolReply>` small.
+    pub diagnostics: Box<Diagnostics>,
+    /// Tool misuse and transport errors; a OneBot business failure is not an error.
+    pub is_error: bool,
+}
+
+impl ToolReply {
+    pub fn ok(result: Value) -> Self {
+        ToolReply {
+            result,
+            diagnostics: Box::new(Diagnostics::success()),
+            is_error: false,
+        }
+    }
+
+    /// A tool error: `result` is null and the diagnostics say what went wrong and what to do.
+    pub fn error(
+        kind: ErrorKind,
+        message: impl Into<String>,
+        next_step: impl Into<String>,
+    ) -> Self {
+        let mut diagnostics = Diagnostics::success();
+        diagnostics.set(Outcome::Failed, kind, message, next_step);
+        ToolReply {
+            result: Value::Null,
+            diagnostics: Box::new(diagnostics),
+            is_error: true,
+        }
+    }
+
+    /// Adds a detail to the diagnostics.
+    pub fn with_detail(mut self, key: &str, value: Value) -> Self {
+        self.diagnostics.extra.insert(key.into(), value);
+        self
+    }
+
+    pub fn outcome(&self) -> Outcome {
+        self.diagnostics.outcome
+    }
+}
+
+/// Parses a tool's arguments into `T`, naming the offending field on failure.
+pub fn parse_args<T: DeserializeOwned>(
+    tool: &str,
+    args: Option<Map<String, Value>>,
+) -> Result<T, ToolReply> {
+    let value = Value::Object(args.unwrap_or_default());
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner().to_string();
+        let message = if path == "." {
+            format!("invalid arguments: {inner}")
+        } else {
+            format!("invalid argument `{path}`: {inner}")
+        };
+        ToolReply::error(
+            ErrorKind::InvalidArguments,
+            message,
+            format!(
+                "fix the arguments to match {tool}'s inputSchema (see tools/list) and call again"
+            ),
+        )
+    })
+}
+
+/// A value's JSON type, for messages ("not an array").
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_names_are_unique_snake_case() {
+        let mut seen = std::collections::BTreeSet::new();
+        for kind in ErrorKind::ALL {
+            let name = kind.as_str();
+            assert!(seen.insert(name), "duplicate kind {name}");
+            assert!(
+                name.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit())
+            );
+            assert!(!kind.meaning().is_empty() && !kind.usual_next_step().is_empty());
+        }
+    }
+
+    #[test]
+    fn errors_serialize_their_kind_and_null_result() {
+        let reply = ToolReply::error(ErrorKind::Mode, "no", "change mode");
+        assert!(reply.is_error);
+        assert_eq!(reply.result, Value::Null);
+        let diagnostics = serde_json::to_value(&*reply.diagnostics).unwrap();
+        assert_eq!(diagnostics["kind"], "mode");
+        assert_eq!(diagnostics["outcome"], "failed");
+    }
+}

@@ -1,0 +1,82 @@
+//! Per-connection state. Everything that belongs to one MCP connection lives in a [`Session`]
+//! the handler owns; process-wide things (configuration, catalog, executor, stream limits)
+//! live in [`Shared`] behind an `Arc`, so one process can serve several sessions.
+
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::RequestContext;
+
+use crate::config::Config;
+use crate::exec::{ClientCapabilities, Executor};
+use crate::ids::random_hex;
+
+/// What every session of this process shares.
+pub struct Shared {
+    pub config: Config,
+    pub executor: Executor,
+}
+
+impl Shared {
+    pub fn new(config: Config) -> Result<Arc<Shared>, String> {
+        let executor = Executor::new(&config)?;
+        Ok(Arc::new(Shared { config, executor }))
+    }
+}
+
+/// One MCP connection's state.
+pub struct Session {
+    /// Names the session in logs; never sent to SnowLuma.
+    pub id: String,
+}
+
+impl Session {
+    pub fn new() -> Session {
+        Session {
+            id: random_hex::<8>(),
+        }
+    }
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+/// The MCP Apps extension and the HTML type this server's panel uses.
+const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+const APPS_MIME_TYPE: &str = "text/html;profile=mcp-app";
+
+/// The capabilities the client declared for this request: per request for 2026-07-28
+/// clients, from initialize for legacy sessions (rmcp picks the source).
+pub fn request_capabilities(ctx: &RequestContext<RoleServer>) -> ClientCapabilities {
+    let Some(caps) = ctx.client_capabilities() else {
+        return ClientCapabilities::default();
+    };
+    // An empty `elicitation: {}` predates the form/url split and means form support.
+    let form_elicitation = caps
+        .elicitation
+        .as_ref()
+        .is_some_and(|e| e.form.is_some() || e.url.is_none());
+    let apps_ui = caps
+        .extensions
+        .as_ref()
+        .and_then(|e| e.get(APPS_EXTENSION))
+        .and_then(|settings| settings.get("mimeTypes"))
+        .and_then(|types| types.as_array())
+        .is_some_and(|types| types.iter().any(|t| t.as_str() == Some(APPS_MIME_TYPE)));
+    ClientCapabilities {
+        form_elicitation,
+        apps_ui,
+        tasks: caps.supports_tasks(),
+    }
+}
+
+/// True when the request being served speaks 2026-07-28 or later (the per-request `_meta`
+/// version wins over the initialize handshake).
+pub fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
