@@ -11,6 +11,7 @@ pub mod config;
 pub mod exec;
 pub mod ids;
 pub mod onebot;
+pub mod preview;
 pub mod server;
 pub mod streams;
 pub mod trace;
