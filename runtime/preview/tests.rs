@@ -193,3 +193,21 @@ fn result_serializes_with_the_documented_fields() {
     );
     assert_eq!(value["message_type"], "group");
 }
+
+/// The browser tests feed these recorded results to the panel; they must stay what the
+/// builder produces, or the panel would be tested against a shape the server never sends.
+#[test]
+fn browser_test_fixtures_match_the_builder() {
+    let fixtures = [
+        include_str!("../../ui/test/fixtures/group-reply.json"),
+        include_str!("../../ui/test/fixtures/hostile.json"),
+        include_str!("../../ui/test/fixtures/read-mode.json"),
+    ];
+    for text in fixtures {
+        let fixture: Value = serde_json::from_str(text).unwrap();
+        let parsed: PreviewArgs = serde_json::from_value(fixture["arguments"].clone()).unwrap();
+        let can_send = fixture["can_send"].as_bool().unwrap();
+        let built = build_preview(&parsed, can_send).unwrap();
+        assert_eq!(serde_json::to_value(&built).unwrap(), fixture["result"]);
+    }
+}

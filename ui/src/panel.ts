@@ -161,6 +161,8 @@ app
   .then(() => {
     hostCanCallTools = app.getHostCapabilities()?.serverTools !== undefined;
     refreshSendButton();
+    // Lets tests (and anyone inspecting the panel) see that the handshake finished.
+    document.documentElement.dataset.connected = "true";
   })
   .catch((error: unknown) => {
     const detail = error instanceof Error ? error.message : String(error);
