@@ -3,7 +3,8 @@
 //!
 //! Modules, one per concern: [`config`] (env vars and flags), [`catalog`] (the bundled
 //! catalog over generated/), [`server`] (rmcp handler, tools, resources, stdio transport),
-//! [`exec`] (the one execution pipeline and its gate), [`onebot`] (SnowLuma's HTTP API) and
+//! [`exec`] (the one execution pipeline and its gate), [`onebot`] (SnowLuma's HTTP API),
+//! [`preview`] (the `preview_message` draft builder and its bundled MCP Apps panel) and
 //! [`trace`] (W3C trace context and per-call diagnostics).
 
 pub mod catalog;
