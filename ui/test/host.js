@@ -6,6 +6,8 @@
 window.hostLog = { requests: [], notifications: [], toolCalls: [], stray: [] };
 
 let pendingToolCalls = [];
+const pendingPings = new Map();
+let nextPingId = 1;
 let config;
 
 function reply(frame, id, result) {
@@ -25,6 +27,11 @@ window.startHost = (hostConfig) => {
     const message = event.data;
     if (!message || message.jsonrpc !== "2.0") {
       window.hostLog.stray.push(message);
+      return;
+    }
+    if (message.method === undefined && pendingPings.has(message.id)) {
+      pendingPings.get(message.id)();
+      pendingPings.delete(message.id);
       return;
     }
     if (message.id === undefined) {
@@ -57,6 +64,18 @@ window.startHost = (hostConfig) => {
   });
   frame.src = config.panelUrl;
 };
+
+// Resolves once the panel answers a ping. The panel's messages arrive in order, so anything
+// it posted before the answer (say, a tools/call from an earlier click) is recorded by then.
+window.pingPanel = () =>
+  new Promise((resolve) => {
+    const id = `ping-${nextPingId++}`;
+    pendingPings.set(id, resolve);
+    document.getElementById("panel").contentWindow.postMessage(
+      { jsonrpc: "2.0", id, method: "ping" },
+      "*",
+    );
+  });
 
 window.releaseToolCalls = () => {
   const answers = pendingToolCalls;

@@ -75,7 +75,12 @@ after(async () => {
 
 // Opens the host page, starts the panel with one preview result and waits until the panel
 // shows the draft and has finished the handshake.
-async function openPanel({ preview, serverTools = true, holdToolCalls = false }) {
+async function openPanel({
+  preview,
+  serverTools = true,
+  holdToolCalls = false,
+  toolCallResult = ackResult,
+}) {
   const page = await context.newPage();
   const requests = [];
   const dialogs = [];
@@ -91,7 +96,7 @@ async function openPanel({ preview, serverTools = true, holdToolCalls = false })
     holdToolCalls,
     arguments: preview.arguments,
     result: preview.result,
-    toolCallResult: ackResult,
+    toolCallResult,
   });
   await page.waitForFunction(() => window.hostLog.notifications.includes("ui/notifications/initialized"));
   const frame = page.frame({ url: /preview-message\.html$/ });
@@ -101,7 +106,11 @@ async function openPanel({ preview, serverTools = true, holdToolCalls = false })
       document.documentElement.dataset.connected === "true" &&
       !document.getElementById("draft").hidden,
   );
-  const hostLog = () => page.evaluate(() => window.hostLog);
+  // Reads the host's record after a ping round trip, so nothing the panel posted is missed.
+  const hostLog = async () => {
+    await page.evaluate(() => window.pingPanel());
+    return page.evaluate(() => window.hostLog);
+  };
   return { page, frame, requests, dialogs, hostLog };
 }
 
@@ -158,6 +167,25 @@ test("renders the draft and sends exactly one invoke_action, only on click", asy
   // One more click after the outcome: still nothing.
   await frame.locator("#send").dispatchEvent("click");
   await page.evaluate(() => window.releaseToolCalls());
+  assert.equal((await hostLog()).toolCalls.length, 1);
+  await page.close();
+});
+
+test("a failed send is reported, never retried and stays locked", async () => {
+  const preview = await fixture("group-reply");
+  const refusal = {
+    isError: true,
+    content: [{ type: "text", text: "write mode is required to send messages" }],
+  };
+  const { page, frame, hostLog } = await openPanel({ preview, toolCallResult: refusal });
+  await frame.locator("#send").click();
+  await frame.waitForFunction(() => document.getElementById("status").textContent.includes("failed"));
+  const status = await panelText(frame, "status");
+  assert.match(status, /write mode is required to send messages/);
+  assert.match(status, /not retried/);
+  assert.equal(await frame.locator("#send").isDisabled(), true);
+  await frame.locator("#send").dispatchEvent("click");
+  await page.screenshot({ path: join(shotsDir, "failed.png") });
   assert.equal((await hostLog()).toolCalls.length, 1);
   await page.close();
 });
