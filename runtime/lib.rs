@@ -3,7 +3,9 @@
 //!
 //! Layers, top to bottom; data flows one way and no module imports one above it:
 //! [`server`] (the only code that knows rmcp: handler, transports, tool registry, sessions),
-//! [`exec`] (the one execution pipeline and its gate), [`streams`] (downloads, uploads, frame
+//! [`input`] (completing missing parameters), [`preview`] (the `preview_message` draft
+//! builder and its bundled MCP Apps panel), [`exec`] (the one execution pipeline and its
+//! gate), [`tasks`] (durable background tasks), [`streams`] (downloads, uploads, frame
 //! collections), [`onebot`] (SnowLuma's HTTP API), [`catalog`] (the bundled catalog over
 //! generated/), [`trace`] (W3C trace context), and the foundation: [`outcome`] (results,
 //! diagnostics, error kinds), [`config`] and [`ids`].
@@ -14,6 +16,7 @@ pub mod exec;
 pub mod ids;
 pub mod onebot;
 pub mod outcome;
+pub mod preview;
 pub mod server;
 pub mod streams;
 pub mod trace;
