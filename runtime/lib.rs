@@ -13,4 +13,5 @@ pub mod ids;
 pub mod onebot;
 pub mod server;
 pub mod streams;
+pub mod tasks;
 pub mod trace;
