@@ -108,6 +108,8 @@ pub enum TaskError {
     BadLimit { limit: u32 },
     /// `update` was called, but the task has no outstanding input request.
     NoInputRequested { id: String },
+    /// `start` was called outside a tokio runtime (a wiring bug, reported instead of a panic).
+    NoRuntime,
     /// The store failed underneath.
     Store(TaskStoreError),
 }
@@ -136,6 +138,10 @@ impl fmt::Display for TaskError {
                 "task {id} has no outstanding input request: background transfers never ask \
                  for input, so there is nothing to answer; poll tasks/get for its state or \
                  tasks/cancel to stop it"
+            ),
+            Self::NoRuntime => write!(
+                f,
+                "background tasks need a tokio runtime; start them from the server's runtime"
             ),
             Self::Store(err) => err.fmt(f),
         }

@@ -159,6 +159,8 @@ impl TaskManager {
         F: FnOnce(CancellationToken, Box<dyn TaskProgress>) -> Fut,
         Fut: Future<Output = TaskOutcome> + Send + 'static,
     {
+        // Checked before anything is written: without a runtime the work could never run.
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| TaskError::NoRuntime)?;
         let cancel = CancellationToken::new();
         let summary = {
             let mut index = self.lock();
@@ -197,7 +199,7 @@ impl TaskManager {
         // Weak: dropping the last manager (and so the lease) must not wait for running work.
         let manager = Arc::downgrade(self);
         let id = summary.id.clone();
-        tokio::spawn(async move {
+        runtime.spawn(async move {
             let outcome = work.await;
             if let Some(manager) = manager.upgrade() {
                 let _ = tokio::task::spawn_blocking(move || manager.finish(&id, outcome)).await;

@@ -62,13 +62,21 @@ pub struct TaskRecord {
     pub version: u32,
     /// Metadata, nested rather than flattened so unknown fields are still refused.
     pub summary: TaskSummary,
-    /// The final tool result (completed, and cancelled when the work left one).
+    /// The final tool result (completed, and cancelled when the work left one). Absent when
+    /// there is none, so a `null` result stays distinguishable from no result.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub result: Option<Value>,
     /// Whether `result` is a tool error (`isError: true`). A completed task may hold one.
     #[serde(default)]
     pub result_is_error: bool,
     /// A JSON-RPC error object `{code, message}` (failed only).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub error: Option<Value>,
+}
+
+/// A field that is present is `Some`, even when it holds `null`.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 impl TaskRecord {
@@ -193,6 +201,15 @@ mod tests {
         value["summary"]["surprise"] = 1.into();
         let err = TaskRecord::parse(&serde_json::to_vec(&value).unwrap(), ID).unwrap_err();
         assert!(err.contains("surprise"), "{err}");
+    }
+
+    #[test]
+    fn a_null_result_is_still_a_result() {
+        let mut done = working();
+        done.summary.state = TaskState::Completed;
+        done.result = Some(Value::Null);
+        let bytes = serde_json::to_vec(&done).unwrap();
+        assert_eq!(TaskRecord::parse(&bytes, ID).unwrap().result, Some(Value::Null));
     }
 
     #[test]
