@@ -138,7 +138,9 @@ fn starting_outside_a_runtime_is_an_error_not_a_panic() {
     let (_keep, dir) = fresh_dir();
     let manager = manager(&dir);
     let err = manager
-        .start("upload_file_stream", |_c, _p| async { pending::<TaskOutcome>().await })
+        .start("upload_file_stream", |_c, _p| async {
+            pending::<TaskOutcome>().await
+        })
         .unwrap_err();
     assert!(matches!(err, TaskError::NoRuntime), "{err}");
     assert_eq!(manager.list(None, None).unwrap().tasks.len(), 0);
@@ -164,7 +166,10 @@ fn a_changed_configuration_is_refused_and_the_token_is_not_stored() {
     drop(open(&dir).unwrap());
     let err = TaskStore::open(&dir, scope("another-token")).unwrap_err();
     assert!(matches!(err, TaskStoreError::ScopeChanged { .. }), "{err}");
-    assert!(err.to_string().contains("choose a new private directory"), "{err}");
+    assert!(
+        err.to_string().contains("choose a new private directory"),
+        "{err}"
+    );
     assert!(!err.to_string().contains("another-token"));
     let other_mode = ScopeInputs {
         mode: "read",
@@ -236,7 +241,10 @@ async fn progress_is_persisted() {
         })
         .unwrap()
         .task_id;
-    wait_for("progress", || manager.get(&id).unwrap().summary.progress.is_some()).await;
+    wait_for("progress", || {
+        manager.get(&id).unwrap().summary.progress.is_some()
+    })
+    .await;
     let on_disk = manager.store().read(&id).unwrap().unwrap();
     let progress = on_disk.summary.progress.expect("first update reaches disk");
     assert_eq!((progress.value, progress.total), (3.0, Some(10.0)));
@@ -252,11 +260,15 @@ async fn dropping_a_store_mid_task_marks_the_task_failed_on_reopen() {
         start_pending(&manager)
     };
     let manager = manager(&dir);
-    assert_eq!(manager.store().recovered(), [id.clone()]);
+    assert_eq!(manager.store().recovered(), std::slice::from_ref(&id));
     let record = manager.get(&id).unwrap();
     assert_eq!(record.summary.state, TaskState::Failed);
     assert_eq!(record.error.unwrap()["message"], UNKNOWN_OUTCOME_MESSAGE);
-    assert_eq!(manager.running_count(), 0, "recovered work is never replayed");
+    assert_eq!(
+        manager.running_count(),
+        0,
+        "recovered work is never replayed"
+    );
 }
 
 #[tokio::test]
@@ -295,12 +307,17 @@ async fn a_result_over_the_record_limit_fails_the_task_and_keeps_the_record_vali
             .task_id;
         let record = wait_finished(&manager, &id).await;
         assert_eq!(record.summary.state, TaskState::Failed);
-        let message = record.error.unwrap()["message"].as_str().unwrap().to_owned();
+        let message = record.error.unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         assert!(message.contains("16 MiB"), "{message}");
         release(manager).await;
         id
     };
-    let record = manager(&dir).get(&id).expect("record still valid after reopen");
+    let record = manager(&dir)
+        .get(&id)
+        .expect("record still valid after reopen");
     assert_eq!(record.summary.state, TaskState::Failed);
 }
 
@@ -320,7 +337,9 @@ async fn a_fifth_concurrent_task_is_refused() {
         })
         .collect();
     let err = manager
-        .start("upload_file_stream", |_c, _p| async { pending::<TaskOutcome>().await })
+        .start("upload_file_stream", |_c, _p| async {
+            pending::<TaskOutcome>().await
+        })
         .unwrap_err();
     assert!(matches!(err, TaskError::TooManyRunning), "{err}");
     assert!(err.to_string().contains("at most 4"), "{err}");
@@ -398,11 +417,23 @@ async fn update_and_unknown_ids_say_what_is_wrong() {
     let id = start_pending(&manager);
     let err = manager.update(&id).unwrap_err();
     assert!(matches!(err, TaskError::NoInputRequested { .. }), "{err}");
-    assert!(err.to_string().contains("no outstanding input request"), "{err}");
+    assert!(
+        err.to_string().contains("no outstanding input request"),
+        "{err}"
+    );
     let unknown = "0".repeat(32);
-    assert!(matches!(manager.get(&unknown), Err(TaskError::UnknownTask { .. })));
-    assert!(matches!(manager.cancel("../x"), Err(TaskError::UnknownTask { .. })));
-    assert!(matches!(manager.update(&unknown), Err(TaskError::UnknownTask { .. })));
+    assert!(matches!(
+        manager.get(&unknown),
+        Err(TaskError::UnknownTask { .. })
+    ));
+    assert!(matches!(
+        manager.cancel("../x"),
+        Err(TaskError::UnknownTask { .. })
+    ));
+    assert!(matches!(
+        manager.update(&unknown),
+        Err(TaskError::UnknownTask { .. })
+    ));
 }
 
 #[tokio::test]
@@ -441,9 +472,15 @@ async fn listing_pages_through_every_task_newest_first() {
     assert_eq!(default_page.tasks.len(), 50);
     assert!(default_page.next_cursor.is_some());
 
-    assert!(matches!(manager.list(Some("bogus"), None), Err(TaskError::BadCursor)));
+    assert!(matches!(
+        manager.list(Some("bogus"), None),
+        Err(TaskError::BadCursor)
+    ));
     for bad in [0, 101] {
-        assert!(matches!(manager.list(None, Some(bad)), Err(TaskError::BadLimit { .. })));
+        assert!(matches!(
+            manager.list(None, Some(bad)),
+            Err(TaskError::BadLimit { .. })
+        ));
     }
     // The order survives a restart.
     release(manager).await;
@@ -485,7 +522,7 @@ async fn killed_process_leaves_an_unknown_outcome() {
     child.kill().unwrap();
     child.wait().unwrap();
     let manager = manager(&dir);
-    assert_eq!(manager.store().recovered(), [id.clone()]);
+    assert_eq!(manager.store().recovered(), std::slice::from_ref(&id));
     let record = manager.get(&id).unwrap();
     assert_eq!(record.summary.state, TaskState::Failed);
     assert_eq!(record.error.unwrap()["message"], UNKNOWN_OUTCOME_MESSAGE);

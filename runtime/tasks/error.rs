@@ -131,7 +131,10 @@ impl fmt::Display for TaskError {
                 "cursor was not issued by list_tasks; omit it to start from the first page"
             ),
             Self::BadLimit { limit } => {
-                write!(f, "limit must be between 1 and 100 (default 50), got {limit}")
+                write!(
+                    f,
+                    "limit must be between 1 and 100 (default 50), got {limit}"
+                )
             }
             Self::NoInputRequested { id } => write!(
                 f,

@@ -147,7 +147,9 @@ impl TaskManager {
 
     fn lock(&self) -> MutexGuard<'_, Index> {
         // A panic elsewhere must not take task bookkeeping down with it.
-        self.index.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.index
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Starts `action` in the background. The task's record is on disk before `spawn` is
@@ -260,8 +262,11 @@ impl TaskManager {
                 // The disk still says working, so a restart reports an unknown outcome; this
                 // process reports the write failure itself.
                 tracing::error!(task = id, error = %err, "could not save a task's final state");
-                let message = format!("the work ended but its final state could not be saved: {err}");
-                working_record(&summary).into_failed(&message, now()).summary
+                let message =
+                    format!("the work ended but its final state could not be saved: {err}");
+                working_record(&summary)
+                    .into_failed(&message, now())
+                    .summary
             }
         };
         let mut index = self.lock();
@@ -315,12 +320,20 @@ impl TaskManager {
             return Ok(working_record(&summary));
         }
         match self.store.read(id)? {
-            // The final write failed: memory holds the failure, the disk an older state.
             Some(record) if record.summary.state.is_terminal() => Ok(record),
-            _ => Ok(working_record(&summary).into_failed(
-                summary.status_message.as_deref().unwrap_or("the final state was not saved"),
+            // The final write failed: memory holds that failure, the disk an older state.
+            Some(_) => Ok(working_record(&summary).into_failed(
+                summary
+                    .status_message
+                    .as_deref()
+                    .unwrap_or("the final state was not saved"),
                 summary.updated_at.clone(),
             )),
+            None => Err(TaskStoreError::Corrupt {
+                path: self.store.record_path(id),
+                reason: "the record of this finished task has disappeared from disk".into(),
+            }
+            .into()),
         }
     }
 
@@ -330,7 +343,12 @@ impl TaskManager {
         let mut index = self.lock();
         if let Some(run) = index.running.get(id) {
             run.cancel.cancel();
-            if let Some(summary) = index.seq_of.get(id).copied().and_then(|seq| index.by_seq.get_mut(&seq)) {
+            if let Some(summary) = index
+                .seq_of
+                .get(id)
+                .copied()
+                .and_then(|seq| index.by_seq.get_mut(&seq))
+            {
                 summary.status_message = Some("cancellation requested".into());
             }
             return Ok(CancelAck::Requested);
@@ -424,6 +442,9 @@ mod tests {
         assert!(matches!(decode_cursor("41"), Err(TaskError::BadCursor)));
         assert!(matches!(decode_cursor("!!"), Err(TaskError::BadCursor)));
         let wrong_prefix = URL_SAFE_NO_PAD.encode("other:3");
-        assert!(matches!(decode_cursor(&wrong_prefix), Err(TaskError::BadCursor)));
+        assert!(matches!(
+            decode_cursor(&wrong_prefix),
+            Err(TaskError::BadCursor)
+        ));
     }
 }

@@ -34,7 +34,9 @@ pub(crate) fn privacy_problem(observed: Observed, want_dir: bool, user: u32) -> 
         ));
     }
     if want_dir && !observed.is_dir || !want_dir && !observed.is_file {
-        return Some(format!("it is not a regular {kind}; remove it or choose another path"));
+        return Some(format!(
+            "it is not a regular {kind}; remove it or choose another path"
+        ));
     }
     let (owner, mode) = observed.owner_and_mode?;
     if owner != user {

@@ -64,13 +64,21 @@ pub struct TaskRecord {
     pub summary: TaskSummary,
     /// The final tool result (completed, and cancelled when the work left one). Absent when
     /// there is none, so a `null` result stays distinguishable from no result.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub result: Option<Value>,
     /// Whether `result` is a tool error (`isError: true`). A completed task may hold one.
     #[serde(default)]
     pub result_is_error: bool,
     /// A JSON-RPC error object `{code, message}` (failed only).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub error: Option<Value>,
 }
 
@@ -209,7 +217,10 @@ mod tests {
         done.summary.state = TaskState::Completed;
         done.result = Some(Value::Null);
         let bytes = serde_json::to_vec(&done).unwrap();
-        assert_eq!(TaskRecord::parse(&bytes, ID).unwrap().result, Some(Value::Null));
+        assert_eq!(
+            TaskRecord::parse(&bytes, ID).unwrap().result,
+            Some(Value::Null)
+        );
     }
 
     #[test]

@@ -12,8 +12,8 @@ use sha2::{Digest, Sha256};
 
 use super::MAX_RECORD_BYTES;
 use super::error::TaskStoreError;
-use super::private_fs::{check_private, ensure_private_dir, open_private_file, read_private};
 use super::private_fs::write_atomic;
+use super::private_fs::{check_private, ensure_private_dir, open_private_file, read_private};
 use super::record::{TaskRecord, TaskState, UNKNOWN_OUTCOME_MESSAGE, is_task_id, now};
 use crate::ids;
 
@@ -125,7 +125,7 @@ impl TaskStore {
         &self.recovered
     }
 
-    fn record_path(&self, id: &str) -> PathBuf {
+    pub(crate) fn record_path(&self, id: &str) -> PathBuf {
         self.tasks_dir.join(format!("{id}.json"))
     }
 
@@ -240,7 +240,9 @@ fn bind_scope(dir: &Path, scope: &ScopeInputs<'_>, had_tasks: bool) -> Result<()
     let record: ScopeRecord = serde_json::from_slice(&bytes)
         .map_err(|err| corrupt(format!("not a scope record: {err}")))?;
     if record.version != SCOPE_VERSION || record.salt.len() != 32 || record.digest.len() != 64 {
-        return Err(corrupt("unsupported version or malformed salt/digest".into()));
+        return Err(corrupt(
+            "unsupported version or malformed salt/digest".into(),
+        ));
     }
     if scope_digest(&record.salt, scope) != record.digest {
         return Err(TaskStoreError::ScopeChanged {
