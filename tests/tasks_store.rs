@@ -527,3 +527,39 @@ async fn killed_process_leaves_an_unknown_outcome() {
     assert_eq!(record.summary.state, TaskState::Failed);
     assert_eq!(record.error.unwrap()["message"], UNKNOWN_OUTCOME_MESSAGE);
 }
+
+#[tokio::test]
+async fn work_that_panics_fails_its_task_and_frees_its_slot() {
+    let (_keep, dir) = fresh_dir();
+    let manager = manager(&dir);
+    let id = manager
+        .start("upload_file_stream", |_c, _p| async {
+            panic!("simulated bug in a transfer");
+        })
+        .unwrap()
+        .task_id;
+    let record = wait_finished(&manager, &id).await;
+    assert_eq!(record.summary.state, TaskState::Failed);
+    let message = record.error.unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.starts_with("remote outcome unknown"), "{message}");
+    wait_for("the slot to be freed", || manager.running_count() == 0).await;
+}
+
+#[tokio::test]
+async fn leftover_temporary_files_are_removed_and_strangers_are_reported() {
+    let (_keep, dir) = fresh_dir();
+    drop(open(&dir).unwrap());
+    let leftover = dir.join("tasks").join(".tmp-interrupted");
+    fs::write(&leftover, b"half a record").unwrap();
+    drop(open(&dir).expect("a leftover temp file is not corruption"));
+    assert!(!leftover.exists());
+
+    let stranger = dir.join("tasks").join("notes.txt");
+    fs::write(&stranger, b"hello").unwrap();
+    let err = open(&dir).unwrap_err();
+    assert!(matches!(err, TaskStoreError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("notes.txt"), "{err}");
+}

@@ -3,11 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use futures::FutureExt as _;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -27,6 +29,8 @@ pub const MAX_PAGE_LIMIT: u32 = 100;
 
 /// Progress reaches disk at most this often; the latest value is always kept in memory.
 const PROGRESS_PERSIST_EVERY: Duration = Duration::from_secs(1);
+const PANICKED_MESSAGE: &str = "remote outcome unknown: the transfer stopped on an internal \
+     error (a bug in snowluma-mcp) before reporting its result; check SnowLuma before retrying";
 const CURSOR_PREFIX: &str = "tasks-v1:";
 
 /// Where running work reports progress. `total` is `None` when unknown.
@@ -202,7 +206,8 @@ impl TaskManager {
         let manager = Arc::downgrade(self);
         let id = summary.id.clone();
         runtime.spawn(async move {
-            let outcome = work.await;
+            // A panicking transfer must still end its task and free its slot.
+            let outcome = AssertUnwindSafe(work).catch_unwind().await.ok();
             if let Some(manager) = manager.upgrade() {
                 let _ = tokio::task::spawn_blocking(move || manager.finish(&id, outcome)).await;
             }
@@ -219,7 +224,8 @@ impl TaskManager {
     }
 
     /// Records the outcome. Runs on a blocking thread: a result may be 16 MiB to fsync.
-    fn finish(&self, id: &str, outcome: TaskOutcome) {
+    /// `None`: the work panicked.
+    fn finish(&self, id: &str, outcome: Option<TaskOutcome>) {
         let summary = {
             let mut index = self.lock();
             // From here on no progress write can land after the final record.
@@ -228,6 +234,11 @@ impl TaskManager {
                 return;
             };
             summary.clone()
+        };
+        let Some(outcome) = outcome else {
+            let failed = working_record(&summary).into_failed(PANICKED_MESSAGE, now());
+            self.save_final(id, &summary, Ok(failed));
+            return;
         };
         let mut record = working_record(&summary);
         record.summary.updated_at = now();
@@ -256,6 +267,22 @@ impl TaskManager {
             }
             other => other.map(|()| record),
         };
+        self.settle(id, &summary, saved);
+    }
+
+    /// Writes a failure record for work that panicked, then settles it.
+    fn save_final(
+        &self,
+        id: &str,
+        summary: &TaskSummary,
+        failed: Result<TaskRecord, TaskStoreError>,
+    ) {
+        let saved = failed.and_then(|record| self.store.write(&record).map(|()| record));
+        self.settle(id, summary, saved);
+    }
+
+    /// Puts the final state (or the failure to save it) into the index.
+    fn settle(&self, id: &str, summary: &TaskSummary, saved: Result<TaskRecord, TaskStoreError>) {
         let final_summary = match saved {
             Ok(record) => record.summary,
             Err(err) => {
@@ -264,9 +291,7 @@ impl TaskManager {
                 tracing::error!(task = id, error = %err, "could not save a task's final state");
                 let message =
                     format!("the work ended but its final state could not be saved: {err}");
-                working_record(&summary)
-                    .into_failed(&message, now())
-                    .summary
+                working_record(summary).into_failed(&message, now()).summary
             }
         };
         let mut index = self.lock();
