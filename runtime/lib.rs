@@ -3,8 +3,9 @@
 //!
 //! Modules, one per concern: [`config`] (env vars and flags), [`catalog`] (the bundled
 //! catalog over generated/), [`server`] (rmcp handler, tools, resources, stdio transport),
-//! [`exec`] (the one execution pipeline and its gate), [`onebot`] (SnowLuma's HTTP API) and
-//! [`trace`] (W3C trace context and per-call diagnostics).
+//! [`exec`] (the one execution pipeline and its gate), [`onebot`] (SnowLuma's HTTP API),
+//! [`trace`] (W3C trace context and per-call diagnostics) and [`tasks`] (durable background tasks:
+//! leased private store and runner).
 
 pub mod catalog;
 pub mod config;
