@@ -237,7 +237,7 @@ impl TaskManager {
         };
         let Some(outcome) = outcome else {
             let failed = working_record(&summary).into_failed(PANICKED_MESSAGE, now());
-            self.save_final(id, &summary, Ok(failed));
+            self.save_final(id, &summary, failed);
             return;
         };
         let mut record = working_record(&summary);
@@ -271,13 +271,8 @@ impl TaskManager {
     }
 
     /// Writes a failure record for work that panicked, then settles it.
-    fn save_final(
-        &self,
-        id: &str,
-        summary: &TaskSummary,
-        failed: Result<TaskRecord, TaskStoreError>,
-    ) {
-        let saved = failed.and_then(|record| self.store.write(&record).map(|()| record));
+    fn save_final(&self, id: &str, summary: &TaskSummary, failed: TaskRecord) {
+        let saved = self.store.write(&failed).map(|()| failed);
         self.settle(id, summary, saved);
     }
 
@@ -379,6 +374,9 @@ impl TaskManager {
             return Ok(CancelAck::Requested);
         }
         match index.seq_of.get(id).and_then(|seq| index.by_seq.get(seq)) {
+            // The work has returned and its outcome is being saved: the completion won the
+            // race, which the caller learns by polling, as with any cancel.
+            Some(summary) if summary.state == TaskState::Working => Ok(CancelAck::Requested),
             Some(summary) => Ok(CancelAck::AlreadyFinished(summary.state)),
             None => Err(TaskError::UnknownTask { id: id.to_owned() }),
         }
