@@ -19,4 +19,5 @@ pub mod outcome;
 pub mod preview;
 pub mod server;
 pub mod streams;
+pub mod tasks;
 pub mod trace;

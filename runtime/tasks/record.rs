@@ -1,0 +1,242 @@
+//! The versioned JSON record kept per task, and the checks applied whenever one is read.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Bumped whenever the record layout changes; a record of another version is refused rather
+/// than half-read.
+pub const RECORD_VERSION: u32 = 1;
+
+/// JSON-RPC "internal error": the code carried by a failed task's error object.
+pub const INTERNAL_ERROR_CODE: i64 = -32603;
+
+/// Why a task that was working when the server stopped is now failed. It is never replayed.
+pub const UNKNOWN_OUTCOME_MESSAGE: &str = "remote outcome unknown: snowluma-mcp stopped while \
+     this task was running, so whether SnowLuma carried out the transfer is not known; the task \
+     was not replayed. Check the remote side before starting it again";
+
+/// Lifecycle state, spelled as the MCP tasks extension spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    Working,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl TaskState {
+    pub fn is_terminal(self) -> bool {
+        self != TaskState::Working
+    }
+}
+
+/// The last progress the work reported.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskProgressValue {
+    pub value: f64,
+    pub total: Option<f64>,
+}
+
+/// Everything about a task except its result or error body: what `list` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSummary {
+    pub id: String,
+    /// Position in creation order; `list` pages by it.
+    pub seq: u64,
+    pub action: String,
+    /// RFC 3339, UTC, milliseconds.
+    pub created_at: String,
+    pub updated_at: String,
+    pub state: TaskState,
+    pub status_message: Option<String>,
+    pub progress: Option<TaskProgressValue>,
+}
+
+/// One task as stored in `tasks/<id>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskRecord {
+    pub version: u32,
+    /// Metadata, nested rather than flattened so unknown fields are still refused.
+    pub summary: TaskSummary,
+    /// The final tool result (completed, and cancelled when the work left one). Absent when
+    /// there is none, so a `null` result stays distinguishable from no result.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub result: Option<Value>,
+    /// Whether `result` is a tool error (`isError: true`). A completed task may hold one.
+    #[serde(default)]
+    pub result_is_error: bool,
+    /// A JSON-RPC error object `{code, message}` (failed only).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub error: Option<Value>,
+}
+
+/// A field that is present is `Some`, even when it holds `null`.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+impl TaskRecord {
+    /// Parses and validates a stored record whose file name said `expected_id`. The error text
+    /// says what is wrong; the caller adds the path.
+    pub fn parse(bytes: &[u8], expected_id: &str) -> Result<TaskRecord, String> {
+        let record: TaskRecord =
+            serde_json::from_slice(bytes).map_err(|err| format!("not a task record: {err}"))?;
+        record.validate(expected_id)?;
+        Ok(record)
+    }
+
+    fn validate(&self, expected_id: &str) -> Result<(), String> {
+        if self.version != RECORD_VERSION {
+            return Err(format!(
+                "record version {} is not the supported version {RECORD_VERSION}",
+                self.version
+            ));
+        }
+        let s = &self.summary;
+        if s.id != expected_id {
+            return Err(format!("it names task {:?}, not {expected_id:?}", s.id));
+        }
+        if s.action.is_empty() {
+            return Err("its action is empty".into());
+        }
+        for (field, stamp) in [("created_at", &s.created_at), ("updated_at", &s.updated_at)] {
+            if chrono::DateTime::parse_from_rfc3339(stamp).is_err() {
+                return Err(format!("{field} {stamp:?} is not an RFC 3339 time"));
+            }
+        }
+        let (has_result, has_error) = (self.result.is_some(), self.error.is_some());
+        let consistent = match s.state {
+            TaskState::Working => !has_result && !has_error,
+            TaskState::Completed => has_result && !has_error,
+            TaskState::Failed => !has_result && has_error,
+            TaskState::Cancelled => !has_error,
+        };
+        if !consistent {
+            return Err(format!(
+                "state {:?} does not match its fields (result present: {has_result}, error \
+                 present: {has_error})",
+                s.state
+            ));
+        }
+        Ok(())
+    }
+
+    /// The failed form of this record, keeping its identity and progress.
+    pub fn into_failed(mut self, message: &str, now: String) -> TaskRecord {
+        self.summary.state = TaskState::Failed;
+        self.summary.status_message = Some(message.to_owned());
+        self.summary.updated_at = now;
+        self.result = None;
+        self.result_is_error = false;
+        self.error = Some(serde_json::json!({ "code": INTERNAL_ERROR_CODE, "message": message }));
+        self
+    }
+}
+
+/// Task ids are 32 lower-case hex digits; anything else is never a file name we wrote.
+pub fn is_task_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Now, as the records write it.
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "0123456789abcdef0123456789abcdef";
+
+    fn working() -> TaskRecord {
+        TaskRecord {
+            version: RECORD_VERSION,
+            summary: TaskSummary {
+                id: ID.into(),
+                seq: 1,
+                action: "upload_file_stream".into(),
+                created_at: now(),
+                updated_at: now(),
+                state: TaskState::Working,
+                status_message: None,
+                progress: Some(TaskProgressValue {
+                    value: 1.0,
+                    total: Some(4.0),
+                }),
+            },
+            result: None,
+            result_is_error: false,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_record_round_trips() {
+        let bytes = serde_json::to_vec(&working()).unwrap();
+        assert_eq!(TaskRecord::parse(&bytes, ID).unwrap(), working());
+    }
+
+    #[test]
+    fn wrong_version_id_state_or_fields_are_refused() {
+        let mut other = working();
+        other.version = 2;
+        let err = TaskRecord::parse(&serde_json::to_vec(&other).unwrap(), ID).unwrap_err();
+        assert!(err.contains("version 2"), "{err}");
+
+        let bytes = serde_json::to_vec(&working()).unwrap();
+        let err = TaskRecord::parse(&bytes, &"f".repeat(32)).unwrap_err();
+        assert!(err.contains("names task"), "{err}");
+
+        let mut done_without_result = working();
+        done_without_result.summary.state = TaskState::Completed;
+        let bytes = serde_json::to_vec(&done_without_result).unwrap();
+        assert!(TaskRecord::parse(&bytes, ID).unwrap_err().contains("state"));
+
+        let mut value = serde_json::to_value(working()).unwrap();
+        value["summary"]["surprise"] = 1.into();
+        let err = TaskRecord::parse(&serde_json::to_vec(&value).unwrap(), ID).unwrap_err();
+        assert!(err.contains("surprise"), "{err}");
+    }
+
+    #[test]
+    fn a_null_result_is_still_a_result() {
+        let mut done = working();
+        done.summary.state = TaskState::Completed;
+        done.result = Some(Value::Null);
+        let bytes = serde_json::to_vec(&done).unwrap();
+        assert_eq!(
+            TaskRecord::parse(&bytes, ID).unwrap().result,
+            Some(Value::Null)
+        );
+    }
+
+    #[test]
+    fn into_failed_carries_a_json_rpc_error() {
+        let failed = working().into_failed(UNKNOWN_OUTCOME_MESSAGE, now());
+        assert_eq!(failed.summary.state, TaskState::Failed);
+        assert_eq!(failed.error.as_ref().unwrap()["code"], INTERNAL_ERROR_CODE);
+        let bytes = serde_json::to_vec(&failed).unwrap();
+        assert!(TaskRecord::parse(&bytes, ID).is_ok());
+    }
+
+    #[test]
+    fn ids_are_32_lower_hex_digits() {
+        assert!(is_task_id(ID));
+        assert!(!is_task_id("../etc/passwd"));
+        assert!(!is_task_id(&ID.to_uppercase()));
+        assert!(!is_task_id(&ID[1..]));
+    }
+}
