@@ -3,13 +3,15 @@
 //!
 //! Modules, one per concern: [`config`] (env vars and flags), [`catalog`] (the bundled
 //! catalog over generated/), [`server`] (rmcp handler, tools, resources, stdio transport),
-//! [`exec`] (the one execution pipeline and its gate), [`onebot`] (SnowLuma's HTTP API) and
+//! [`exec`] (the one execution pipeline and its gate), [`input`] (asking for missing
+//! required params), [`onebot`] (SnowLuma's HTTP API) and
 //! [`trace`] (W3C trace context and per-call diagnostics).
 
 pub mod catalog;
 pub mod config;
 pub mod exec;
 pub mod ids;
+pub mod input;
 pub mod onebot;
 pub mod server;
 pub mod streams;
