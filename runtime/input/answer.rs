@@ -125,15 +125,17 @@ pub fn complete(original: &Map<String, Value>, answer: Answer) -> Result<ActionA
 
     let mut completed = original.clone();
     completed.insert("params".into(), Value::Object(params));
-    serde_json::from_value(Value::Object(completed)).map_err(|error| {
-        InputError::InvalidArguments {
-            reason: error.to_string(),
-        }
+    serde_json::from_value(Value::Object(completed)).map_err(|error| InputError::InvalidArguments {
+        reason: error.to_string(),
     })
 }
 
 /// Says whether a failed check is the answer's fault or the original call's.
-fn blame(error: ParamError, answered: &Map<String, Value>, provided: &Map<String, Value>) -> InputError {
+fn blame(
+    error: ParamError,
+    answered: &Map<String, Value>,
+    provided: &Map<String, Value>,
+) -> InputError {
     match error.field {
         Some(field) if answered.contains_key(&field) => InputError::InvalidAnswerField {
             field,
@@ -187,6 +189,10 @@ impl<'a> OriginalCall<'a> {
                 )));
             }
         };
+        // Whatever else the executor's own argument type refuses (a bad `execution`, say)
+        // is refused here as well, before the answer is looked at.
+        serde_json::from_value::<ActionArgs>(Value::Object(args.clone()))
+            .map_err(|error| invalid(error.to_string()))?;
         Ok(OriginalCall {
             action,
             params,

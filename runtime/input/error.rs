@@ -21,7 +21,10 @@ pub enum InputError {
     /// (for example before a restart).
     UnknownState,
     /// The state was issued for a different tool.
-    WrongTool { issued_for: String, used_with: String },
+    WrongTool {
+        issued_for: String,
+        used_with: String,
+    },
     /// The state was issued for different arguments than the retried call carries.
     WrongArguments,
     /// The state is older than the continuation lifetime.
@@ -105,7 +108,9 @@ impl InputError {
             InputError::InvalidArguments { .. } => {
                 "pass {action, params?, execution?} as for query_action / invoke_action"
             }
-            InputError::UnknownAction { .. } => "find the action with search_actions, then call again",
+            InputError::UnknownAction { .. } => {
+                "find the action with search_actions, then call again"
+            }
             InputError::RandomUnavailable => {
                 "the OS random source failed; call query_action / invoke_action with complete params"
             }

@@ -223,7 +223,9 @@ impl Continuations {
 
     fn lock(&self) -> MutexGuard<'_, Table> {
         // The table stays consistent even if a holder panicked; keep serving.
-        self.table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.table
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn tag(&self, payload: &[u8]) -> HmacSha256 {

@@ -50,7 +50,7 @@ impl Clock for ManualClock {
     }
 }
 
-fn registry() -> (Continuations, ManualClock) {
+fn fresh_registry() -> (Continuations, ManualClock) {
     let clock = ManualClock::default();
     let registry =
         Continuations::with_clock(Box::new(clock.clone()), STATE_LIFETIME).expect("random key");
@@ -69,7 +69,10 @@ fn missing_fields_lists_absent_required_fields_in_catalog_order() {
     let no_params = object(json!({"action": "send_group_msg"}));
     assert_eq!(missing_fields(action, &no_params), ["group_id", "message"]);
     let null_params = object(json!({"action": "send_group_msg", "params": null}));
-    assert_eq!(missing_fields(action, &null_params), ["group_id", "message"]);
+    assert_eq!(
+        missing_fields(action, &null_params),
+        ["group_id", "message"]
+    );
 }
 
 #[test]
@@ -93,7 +96,10 @@ fn only_absence_counts_as_missing() {
     assert!(missing_fields(meta("send_group_msg"), &args).is_empty());
     // Optional fields are never asked for.
     let without_optional = group_msg_without_message();
-    assert!(!missing_fields(meta("send_group_msg"), &without_optional).contains(&"auto_escape".to_string()));
+    assert!(
+        !missing_fields(meta("send_group_msg"), &without_optional)
+            .contains(&"auto_escape".to_string())
+    );
 }
 
 #[test]
@@ -125,7 +131,12 @@ fn required_lists_match_every_generated_input_schema() {
             .and_then(Value::as_array)
             .map(|list| list.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        assert_eq!(action.required, schema_required.as_slice(), "{}", action.name);
+        assert_eq!(
+            action.required,
+            schema_required.as_slice(),
+            "{}",
+            action.name
+        );
     }
 }
 
@@ -142,7 +153,9 @@ fn form_is_one_required_string_field_and_names_the_missing_fields() {
     let properties = schema["properties"].as_object().expect("properties");
     assert_eq!(properties.len(), 1);
     assert_eq!(properties[PARAMS_JSON]["type"], "string");
-    let description = properties[PARAMS_JSON]["description"].as_str().expect("text");
+    let description = properties[PARAMS_JSON]["description"]
+        .as_str()
+        .expect("text");
     assert!(description.contains("message"));
 }
 
@@ -220,8 +233,14 @@ fn execution_options_survive_completion() {
 #[test]
 fn declined_and_cancelled_answers_do_not_complete() {
     let args = group_msg_without_message();
-    assert_eq!(complete(&args, Answer::Decline).unwrap_err(), InputError::Declined);
-    assert_eq!(complete(&args, Answer::Cancel).unwrap_err(), InputError::Cancelled);
+    assert_eq!(
+        complete(&args, Answer::Decline).unwrap_err(),
+        InputError::Declined
+    );
+    assert_eq!(
+        complete(&args, Answer::Cancel).unwrap_err(),
+        InputError::Cancelled
+    );
     assert!(InputError::Declined.is_refusal());
 }
 
@@ -343,13 +362,18 @@ fn malformed_original_arguments_are_refused() {
 
 #[test]
 fn an_opened_state_resumes_once_with_the_completed_arguments() {
-    let (registry, _clock) = registry();
+    let (registry, _clock) = fresh_registry();
     let args = group_msg_without_message();
     let pending = registry.open(TOOL, &args).expect("room");
     assert_eq!(pending.expires_in, STATE_LIFETIME);
     assert_eq!(registry.pending(), 1);
     let completed = registry
-        .resume(TOOL, &args, &pending.state, accept(r#"{"message": "Hello"}"#))
+        .resume(
+            TOOL,
+            &args,
+            &pending.state,
+            accept(r#"{"message": "Hello"}"#),
+        )
         .expect("valid");
     assert_eq!(
         completed.params,
@@ -360,7 +384,7 @@ fn an_opened_state_resumes_once_with_the_completed_arguments() {
 
 #[test]
 fn a_state_cannot_be_replayed() {
-    let (registry, _clock) = registry();
+    let (registry, _clock) = fresh_registry();
     let args = group_msg_without_message();
     let state = registry.open(TOOL, &args).expect("room").state;
     let answer = r#"{"message": "Hello"}"#;
@@ -368,14 +392,16 @@ fn a_state_cannot_be_replayed() {
         .resume(TOOL, &args, &state, accept(answer))
         .expect("first answer");
     assert_eq!(
-        registry.resume(TOOL, &args, &state, accept(answer)).unwrap_err(),
+        registry
+            .resume(TOOL, &args, &state, accept(answer))
+            .unwrap_err(),
         InputError::Replayed
     );
 }
 
 #[test]
 fn refused_answers_still_use_the_state_up() {
-    let (registry, _clock) = registry();
+    let (registry, _clock) = fresh_registry();
     let args = group_msg_without_message();
     for refused in [Answer::Decline, Answer::Cancel, accept("not json")] {
         let state = registry.open(TOOL, &args).expect("room").state;
@@ -391,7 +417,7 @@ fn refused_answers_still_use_the_state_up() {
 
 #[test]
 fn altered_or_foreign_states_are_unknown() {
-    let (registry, _clock) = registry();
+    let (registry, _clock) = fresh_registry();
     let args = group_msg_without_message();
     let state = registry.open(TOOL, &args).expect("room").state;
     let answer = || accept(r#"{"message": "Hello"}"#);
@@ -402,20 +428,36 @@ fn altered_or_foreign_states_are_unknown() {
     parts[1] = URL_SAFE_NO_PAD.encode(&body);
     let altered = parts.join(".");
     let unknown = Err(InputError::UnknownState);
-    assert_eq!(registry.resume(TOOL, &args, &altered, answer()).map(drop), unknown);
-    for garbage in ["", "sli1", "sli1..", "rs1.abc.def", "sli1.!!.??", &format!("{state}.x")] {
-        assert_eq!(registry.resume(TOOL, &args, garbage, answer()).map(drop), unknown);
+    assert_eq!(
+        registry.resume(TOOL, &args, &altered, answer()).map(drop),
+        unknown
+    );
+    for garbage in [
+        "",
+        "sli1",
+        "sli1..",
+        "rs1.abc.def",
+        "sli1.!!.??",
+        &format!("{state}.x"),
+    ] {
+        assert_eq!(
+            registry.resume(TOOL, &args, garbage, answer()).map(drop),
+            unknown
+        );
     }
     // Another process (a restart) has another key.
-    let (restarted, _clock) = registry();
-    assert_eq!(restarted.resume(TOOL, &args, &state, answer()).map(drop), unknown);
+    let (restarted, _clock) = fresh_registry();
+    assert_eq!(
+        restarted.resume(TOOL, &args, &state, answer()).map(drop),
+        unknown
+    );
     // None of that used the genuine state up.
     assert!(registry.resume(TOOL, &args, &state, answer()).is_ok());
 }
 
 #[test]
 fn a_state_is_bound_to_its_tool_and_exact_arguments() {
-    let (registry, _clock) = registry();
+    let (registry, _clock) = fresh_registry();
     let args = group_msg_without_message();
     let state = registry.open(TOOL, &args).expect("room").state;
     let answer = || accept(r#"{"message": "Hello"}"#);
@@ -431,7 +473,9 @@ fn a_state_is_bound_to_its_tool_and_exact_arguments() {
     );
     let other_group = object(json!({"action": "send_group_msg", "params": {"group_id": 20002}}));
     assert_eq!(
-        registry.resume(TOOL, &other_group, &state, answer()).unwrap_err(),
+        registry
+            .resume(TOOL, &other_group, &state, answer())
+            .unwrap_err(),
         InputError::WrongArguments
     );
     let with_execution = object(json!({
@@ -440,7 +484,9 @@ fn a_state_is_bound_to_its_tool_and_exact_arguments() {
         "execution": {}
     }));
     assert_eq!(
-        registry.resume(TOOL, &with_execution, &state, answer()).unwrap_err(),
+        registry
+            .resume(TOOL, &with_execution, &state, answer())
+            .unwrap_err(),
         InputError::WrongArguments
     );
     // Mismatches do not consume; the same keys in another order are the same arguments.
@@ -450,7 +496,7 @@ fn a_state_is_bound_to_its_tool_and_exact_arguments() {
 
 #[test]
 fn a_state_expires_after_its_lifetime() {
-    let (registry, clock) = registry();
+    let (registry, clock) = fresh_registry();
     let args = group_msg_without_message();
     let state = registry.open(TOOL, &args).expect("room").state;
     clock.advance(STATE_LIFETIME);
@@ -465,7 +511,7 @@ fn a_state_expires_after_its_lifetime() {
 
 #[test]
 fn a_state_is_answerable_until_just_before_expiry() {
-    let (registry, clock) = registry();
+    let (registry, clock) = fresh_registry();
     let args = group_msg_without_message();
     let state = registry.open(TOOL, &args).expect("room").state;
     clock.advance(STATE_LIFETIME - Duration::from_millis(1));
@@ -485,14 +531,16 @@ fn the_lifetime_is_configurable() {
     let state = registry.open(TOOL, &args).expect("room").state;
     clock.advance(Duration::from_secs(5));
     assert_eq!(
-        registry.resume(TOOL, &args, &state, Answer::Decline).unwrap_err(),
+        registry
+            .resume(TOOL, &args, &state, Answer::Decline)
+            .unwrap_err(),
         InputError::Expired { lifetime_secs: 5 }
     );
 }
 
 #[test]
 fn the_257th_pending_prompt_is_refused_and_nothing_is_evicted() {
-    let (registry, clock) = registry();
+    let (registry, clock) = fresh_registry();
     let args = group_msg_without_message();
     let states: Vec<String> = (0..MAX_PENDING)
         .map(|_| registry.open(TOOL, &args).expect("room").state)
@@ -517,7 +565,7 @@ fn the_257th_pending_prompt_is_refused_and_nothing_is_evicted() {
 
 #[test]
 fn concurrent_answers_run_a_state_at_most_once() {
-    let (registry, _clock) = registry();
+    let (registry, _clock) = fresh_registry();
     let registry = Arc::new(registry);
     let args = group_msg_without_message();
     for _ in 0..20 {
@@ -546,7 +594,7 @@ fn concurrent_answers_run_a_state_at_most_once() {
 
 #[test]
 fn a_state_carries_no_param_values() {
-    let (registry, _clock) = registry();
+    let (registry, _clock) = fresh_registry();
     let args = object(json!({
         "action": "send_group_msg",
         "params": {"group_id": 20001, "auto_escape": "secret-looking-value"}
@@ -563,7 +611,7 @@ fn a_state_carries_no_param_values() {
 
 #[test]
 fn debug_output_does_not_show_the_key() {
-    let (registry, _clock) = registry();
+    let (registry, _clock) = fresh_registry();
     let shown = format!("{registry:?}");
     assert!(shown.starts_with("Continuations"));
     assert!(shown.contains("pending: 0"));
