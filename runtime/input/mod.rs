@@ -20,6 +20,8 @@ mod error;
 mod state;
 
 #[cfg(test)]
+mod state_tests;
+#[cfg(test)]
 mod tests;
 
 use serde_json::{Map, Value, json};
