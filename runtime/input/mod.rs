@@ -10,7 +10,9 @@
 //! - [`complete`] validates an answer and merges it into the original arguments. Both
 //!   protocol generations use it: the legacy `elicitation/create` path calls it directly,
 //!   the modern `input_required` path through [`Continuations::resume`];
-//! - [`Continuations`] issues and redeems the signed, single-use `requestState` strings.
+//! - [`Continuations`] issues ([`open`](Continuations::open)), redeems
+//!   ([`resume`](Continuations::resume)) and re-issues ([`reopen`](Continuations::reopen)) the
+//!   signed, single-use `requestState` strings.
 //!
 //! The original tool arguments are always passed as the exact JSON object the client sent
 //! (`{action, params?, execution?}`), because the state is bound to a digest of it.

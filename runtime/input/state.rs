@@ -189,6 +189,25 @@ impl Continuations {
         state: &str,
         answer: Answer,
     ) -> Result<ActionArgs, InputError> {
+        self.redeem(tool, args, state)?;
+        complete(args, answer)
+    }
+
+    /// Swaps a still-valid `state` for a fresh one, for a retry that carries `requestState`
+    /// but no response to the prompt (MRTR asks the server to prompt again rather than
+    /// fail). The old state is used up, so the swap never adds to the pending count.
+    pub fn reopen(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        state: &str,
+    ) -> Result<Pending, InputError> {
+        self.redeem(tool, args, state)?;
+        self.open(tool, args)
+    }
+
+    /// Verifies `state` against `tool` and `args` and uses it up.
+    fn redeem(&self, tool: &str, args: &Map<String, Value>, state: &str) -> Result<(), InputError> {
         let claims = self.unseal(state).ok_or(InputError::UnknownState)?;
         if claims.tool != tool {
             return Err(InputError::WrongTool {
@@ -199,8 +218,7 @@ impl Continuations {
         if claims.args_digest != args_digest(args) {
             return Err(InputError::WrongArguments);
         }
-        self.consume(&claims)?;
-        complete(args, answer)
+        self.consume(&claims)
     }
 
     /// Takes the prompt out of the table, or says why it cannot be.

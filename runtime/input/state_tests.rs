@@ -316,3 +316,27 @@ fn every_error_says_what_to_do_next() {
             .contains("256")
     );
 }
+
+#[test]
+fn reopening_swaps_a_state_for_a_fresh_one() {
+    let (registry, _clock) = fresh_registry();
+    let args = group_msg_without_message();
+    let first = registry.open(TOOL, &args).expect("room").state;
+    let second = registry
+        .reopen(TOOL, &args, &first)
+        .expect("valid state")
+        .state;
+    assert_ne!(first, second);
+    assert_eq!(registry.pending(), 1);
+    let answer = || accept(r#"{"message": "Hello"}"#);
+    assert_eq!(
+        registry.resume(TOOL, &args, &first, answer()).unwrap_err(),
+        InputError::Replayed
+    );
+    assert!(registry.resume(TOOL, &args, &second, answer()).is_ok());
+    // Reopening checks like resuming does.
+    assert_eq!(
+        registry.reopen(TOOL, &args, "sli1.x.y").unwrap_err(),
+        InputError::UnknownState
+    );
+}
