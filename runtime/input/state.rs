@@ -298,7 +298,7 @@ fn millis(at: Duration) -> u64 {
 
 /// SHA-256 of the arguments in a canonical form (object keys sorted at every level), so a
 /// client that re-sends the same arguments with keys in another order still matches.
-pub(super) fn args_digest(args: &Map<String, Value>) -> [u8; 32] {
+fn args_digest(args: &Map<String, Value>) -> [u8; 32] {
     let mut hasher = Sha256::new();
     canonical_object(args, &mut hasher);
     hasher.finalize().into()
