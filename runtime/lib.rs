@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod config;
 pub mod exec;
 pub mod ids;
+pub mod input;
 pub mod onebot;
 pub mod outcome;
 pub mod preview;
