@@ -1,28 +1,50 @@
 //! Architecture rules checked on the source so they stay true. Layering: data flows one way
-//! (server -> exec -> streams -> onebot -> catalog/trace -> foundation), and only `server/`
+//! (server -> input/preview -> exec -> tasks -> streams -> onebot -> catalog -> trace ->
+//! foundation), and only `server/`
 //! and `main.rs` name rmcp.
 
 use std::path::{Path, PathBuf};
 
 /// Top-level runtime modules and the modules each may not import.
 const RULES: &[(&str, &[&str])] = &[
-    ("exec", &["server"]),
-    ("streams", &["server", "exec"]),
-    ("onebot", &["server", "exec", "streams"]),
-    ("catalog", &["server", "exec", "streams", "onebot"]),
-    ("trace", &["server", "exec", "streams", "onebot", "catalog"]),
+    ("input", &["server"]),
+    ("preview", &["server", "input"]),
+    ("exec", &["server", "input", "preview"]),
+    ("tasks", &["server", "input", "preview", "exec"]),
+    ("streams", &["server", "input", "preview", "exec", "tasks"]),
+    (
+        "onebot",
+        &["server", "input", "preview", "exec", "tasks", "streams"],
+    ),
+    (
+        "catalog",
+        &[
+            "server", "input", "preview", "exec", "tasks", "streams", "onebot",
+        ],
+    ),
+    (
+        "trace",
+        &[
+            "server", "input", "preview", "exec", "tasks", "streams", "onebot", "catalog",
+        ],
+    ),
     (
         "outcome",
-        &["server", "exec", "streams", "onebot", "catalog", "trace"],
+        &[
+            "server", "input", "preview", "exec", "tasks", "streams", "onebot", "catalog", "trace",
+        ],
     ),
     (
         "config",
-        &["server", "exec", "streams", "onebot", "catalog", "trace"],
+        &[
+            "server", "input", "preview", "exec", "tasks", "streams", "onebot", "catalog", "trace",
+        ],
     ),
     (
         "ids",
         &[
-            "server", "exec", "streams", "onebot", "catalog", "trace", "outcome", "config",
+            "server", "input", "preview", "exec", "tasks", "streams", "onebot", "catalog", "trace",
+            "outcome", "config",
         ],
     ),
 ];
