@@ -735,7 +735,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "bot_appid", "msg_seq"],
-        contract: (173951u32, 178619u32),
+        contract: (173951u32, 178638u32),
         check: super::params::check_click_inline_keyboard_button,
     },
     ActionMeta {
@@ -746,7 +746,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (178621u32, 181064u32),
+        contract: (178640u32, 181083u32),
         check: super::params::check_complete_group_todo,
     },
     ActionMeta {
@@ -757,7 +757,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (181066u32, 182124u32),
+        contract: (181085u32, 182143u32),
         check: super::params::check_create_collection,
     },
     ActionMeta {
@@ -768,7 +768,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (182126u32, 185902u32),
+        contract: (182145u32, 185960u32),
         check: super::params::check_create_flash_task,
     },
     ActionMeta {
@@ -779,7 +779,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (185904u32, 187545u32),
+        contract: (185962u32, 187603u32),
         check: super::params::check_delete_custom_face,
     },
     ActionMeta {
@@ -790,7 +790,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (187547u32, 189515u32),
+        contract: (187605u32, 189573u32),
         check: super::params::check_delete_essence_msg,
     },
     ActionMeta {
@@ -801,7 +801,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (189517u32, 191056u32),
+        contract: (189575u32, 191114u32),
         check: super::params::check_delete_flash_file,
     },
     ActionMeta {
@@ -812,7 +812,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (191058u32, 193138u32),
+        contract: (191116u32, 193196u32),
         check: super::params::check_delete_group_folder,
     },
     ActionMeta {
@@ -823,7 +823,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (193140u32, 197759u32),
+        contract: (193198u32, 197817u32),
         check: super::params::check_download_file,
     },
     ActionMeta {
@@ -834,7 +834,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (197761u32, 201192u32),
+        contract: (197819u32, 201250u32),
         check: super::params::check_download_fileset,
     },
     ActionMeta {
@@ -845,7 +845,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (201194u32, 203685u32),
+        contract: (201252u32, 203743u32),
         check: super::params::check_fetch_custom_face,
     },
     ActionMeta {
@@ -856,7 +856,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["message_id", "emojiId"],
-        contract: (203687u32, 209358u32),
+        contract: (203745u32, 209416u32),
         check: super::params::check_fetch_emoji_like,
     },
     ActionMeta {
@@ -867,7 +867,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (209360u32, 212422u32),
+        contract: (209418u32, 212524u32),
         check: super::params::check_fetch_ptt_text,
     },
     ActionMeta {
@@ -878,7 +878,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "user_id"],
-        contract: (212424u32, 215217u32),
+        contract: (212526u32, 215319u32),
         check: super::params::check_forward_friend_single_msg,
     },
     ActionMeta {
@@ -889,7 +889,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "group_id"],
-        contract: (215219u32, 218026u32),
+        contract: (215321u32, 218128u32),
         check: super::params::check_forward_group_single_msg,
     },
     ActionMeta {
@@ -900,7 +900,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (218028u32, 219880u32),
+        contract: (218130u32, 219982u32),
         check: super::params::check_friend_poke,
     },
     ActionMeta {
@@ -911,7 +911,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (219882u32, 223016u32),
+        contract: (219984u32, 223118u32),
         check: super::params::check_get_ai_characters,
     },
     ActionMeta {
@@ -922,7 +922,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (223018u32, 226104u32),
+        contract: (223120u32, 226206u32),
         check: super::params::check_get_ai_record,
     },
     ActionMeta {
@@ -933,7 +933,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (226106u32, 227914u32),
+        contract: (226208u32, 228016u32),
         check: super::params::check_get_clientkey,
     },
     ActionMeta {
@@ -944,7 +944,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (227916u32, 229054u32),
+        contract: (228018u32, 229156u32),
         check: super::params::check_get_collection_list,
     },
     ActionMeta {
@@ -955,7 +955,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (229056u32, 231182u32),
+        contract: (229158u32, 231284u32),
         check: super::params::check_get_cookies,
     },
     ActionMeta {
@@ -966,7 +966,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (231184u32, 233534u32),
+        contract: (231286u32, 233636u32),
         check: super::params::check_get_credentials,
     },
     ActionMeta {
@@ -977,7 +977,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (233536u32, 234856u32),
+        contract: (233638u32, 234958u32),
         check: super::params::check_get_csrf_token,
     },
     ActionMeta {
@@ -988,7 +988,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (234858u32, 237499u32),
+        contract: (234960u32, 237601u32),
         check: super::params::check_get_doubt_friends_add_request,
     },
     ActionMeta {
@@ -999,7 +999,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (237501u32, 240799u32),
+        contract: (237603u32, 240901u32),
         check: super::params::check_get_emoji_likes,
     },
     ActionMeta {
@@ -1010,7 +1010,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (240801u32, 244852u32),
+        contract: (240903u32, 244954u32),
         check: super::params::check_get_essence_msg_list,
     },
     ActionMeta {
@@ -1021,7 +1021,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (244854u32, 248169u32),
+        contract: (244956u32, 248271u32),
         check: super::params::check_get_file,
     },
     ActionMeta {
@@ -1032,7 +1032,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["share_code"],
-        contract: (248171u32, 250590u32),
+        contract: (248273u32, 250692u32),
         check: super::params::check_get_fileset_id,
     },
     ActionMeta {
@@ -1043,7 +1043,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (250592u32, 253951u32),
+        contract: (250694u32, 254053u32),
         check: super::params::check_get_fileset_info,
     },
     ActionMeta {
@@ -1054,7 +1054,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (253953u32, 256640u32),
+        contract: (254055u32, 256742u32),
         check: super::params::check_get_flash_file_list,
     },
     ActionMeta {
@@ -1065,7 +1065,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (256642u32, 259638u32),
+        contract: (256744u32, 259740u32),
         check: super::params::check_get_flash_file_url,
     },
     ActionMeta {
@@ -1076,7 +1076,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (259640u32, 267655u32),
+        contract: (259742u32, 267757u32),
         check: super::params::check_get_forward_msg,
     },
     ActionMeta {
@@ -1087,7 +1087,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (267657u32, 273249u32),
+        contract: (267759u32, 273351u32),
         check: super::params::check_get_friend_msg_history,
     },
     ActionMeta {
@@ -1098,7 +1098,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (273251u32, 274936u32),
+        contract: (273353u32, 275038u32),
         check: super::params::check_get_friends_with_category,
     },
     ActionMeta {
@@ -1109,7 +1109,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (274938u32, 276929u32),
+        contract: (275040u32, 277031u32),
         check: super::params::check_get_group_at_all_remain,
     },
     ActionMeta {
@@ -1120,7 +1120,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (276931u32, 279637u32),
+        contract: (277033u32, 279739u32),
         check: super::params::check_get_group_detail_info,
     },
     ActionMeta {
@@ -1131,7 +1131,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (279639u32, 282014u32),
+        contract: (279741u32, 282116u32),
         check: super::params::check_get_group_file_system_info,
     },
     ActionMeta {
@@ -1142,7 +1142,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (282016u32, 284734u32),
+        contract: (282118u32, 284836u32),
         check: super::params::check_get_group_ignore_add_request,
     },
     ActionMeta {
@@ -1153,7 +1153,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (284736u32, 287791u32),
+        contract: (284838u32, 287893u32),
         check: super::params::check_get_group_ignored_notifies,
     },
     ActionMeta {
@@ -1164,7 +1164,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (287793u32, 290464u32),
+        contract: (287895u32, 290566u32),
         check: super::params::check_get_group_info_ex,
     },
     ActionMeta {
@@ -1175,7 +1175,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (290466u32, 295878u32),
+        contract: (290568u32, 295980u32),
         check: super::params::check_get_group_msg_history,
     },
     ActionMeta {
@@ -1186,7 +1186,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (295880u32, 298099u32),
+        contract: (295982u32, 298201u32),
         check: super::params::check_get_group_shut_list,
     },
     ActionMeta {
@@ -1197,7 +1197,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (298101u32, 300424u32),
+        contract: (298203u32, 300526u32),
         check: super::params::check_get_group_signed_list,
     },
     ActionMeta {
@@ -1208,7 +1208,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (300426u32, 303378u32),
+        contract: (300528u32, 303480u32),
         check: super::params::check_get_image,
     },
     ActionMeta {
@@ -1219,7 +1219,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (303380u32, 309547u32),
+        contract: (303482u32, 309649u32),
         check: super::params::check_get_mini_app_ark,
     },
     ActionMeta {
@@ -1230,7 +1230,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (309549u32, 310925u32),
+        contract: (309651u32, 311027u32),
         check: super::params::check_get_online_clients,
     },
     ActionMeta {
@@ -1241,7 +1241,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (310927u32, 316179u32),
+        contract: (311029u32, 316281u32),
         check: super::params::check_get_profile_like,
     },
     ActionMeta {
@@ -1252,7 +1252,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (316181u32, 317847u32),
+        contract: (316283u32, 317949u32),
         check: super::params::check_get_recent_contact,
     },
     ActionMeta {
@@ -1263,7 +1263,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (317849u32, 322589u32),
+        contract: (317951u32, 322691u32),
         check: super::params::check_get_record,
     },
     ActionMeta {
@@ -1274,7 +1274,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (322591u32, 324755u32),
+        contract: (322693u32, 324857u32),
         check: super::params::check_get_rkey,
     },
     ActionMeta {
@@ -1285,7 +1285,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (324757u32, 326953u32),
+        contract: (324859u32, 327055u32),
         check: super::params::check_get_rkey_server,
     },
     ActionMeta {
@@ -1296,7 +1296,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (326955u32, 328774u32),
+        contract: (327057u32, 328876u32),
         check: super::params::check_get_share_link,
     },
     ActionMeta {
@@ -1307,7 +1307,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (328776u32, 331133u32),
+        contract: (328878u32, 331235u32),
         check: super::params::check_get_unidirectional_friend_list,
     },
     ActionMeta {
@@ -1318,7 +1318,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (331135u32, 333079u32),
+        contract: (331237u32, 333181u32),
         check: super::params::check_group_poke,
     },
     ActionMeta {
@@ -1329,7 +1329,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (333081u32, 335342u32),
+        contract: (333183u32, 335444u32),
         check: super::params::check_list_filesets,
     },
     ActionMeta {
@@ -1340,7 +1340,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (335344u32, 337814u32),
+        contract: (335446u32, 337916u32),
         check: super::params::check_mark_group_msg_as_read,
     },
     ActionMeta {
@@ -1351,7 +1351,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (337816u32, 340451u32),
+        contract: (337918u32, 340553u32),
         check: super::params::check_mark_msg_as_read,
     },
     ActionMeta {
@@ -1362,7 +1362,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (340453u32, 343192u32),
+        contract: (340555u32, 343294u32),
         check: super::params::check_mark_private_msg_as_read,
     },
     ActionMeta {
@@ -1373,7 +1373,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (343194u32, 345150u32),
+        contract: (343296u32, 345252u32),
         check: super::params::check_modify_custom_face,
     },
     ActionMeta {
@@ -1384,7 +1384,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (345152u32, 346751u32),
+        contract: (345254u32, 346853u32),
         check: super::params::check_move_custom_face_to_front,
     },
     ActionMeta {
@@ -1395,7 +1395,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (346753u32, 347970u32),
+        contract: (346855u32, 348072u32),
         check: super::params::check_nc_get_packet_status,
     },
     ActionMeta {
@@ -1406,7 +1406,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (347972u32, 350071u32),
+        contract: (348074u32, 350173u32),
         check: super::params::check_nc_get_user_status,
     },
     ActionMeta {
@@ -1417,7 +1417,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["image"],
-        contract: (350073u32, 354143u32),
+        contract: (350175u32, 354245u32),
         check: super::params::check_ocr_image,
     },
     ActionMeta {
@@ -1428,7 +1428,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["fileset_id", "new_name"],
-        contract: (354145u32, 355956u32),
+        contract: (354247u32, 356058u32),
         check: super::params::check_rename_flash_file,
     },
     ActionMeta {
@@ -1439,7 +1439,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["db_path"],
-        contract: (355958u32, 358396u32),
+        contract: (356060u32, 358498u32),
         check: super::params::check_request_decrypt_key,
     },
     ActionMeta {
@@ -1450,7 +1450,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (358398u32, 361949u32),
+        contract: (358500u32, 362051u32),
         check: super::params::check_send_ark_share,
     },
     ActionMeta {
@@ -1461,7 +1461,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (361951u32, 365282u32),
+        contract: (362053u32, 365384u32),
         check: super::params::check_send_flash_msg,
     },
     ActionMeta {
@@ -1472,7 +1472,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (365284u32, 376972u32),
+        contract: (365386u32, 377074u32),
         check: super::params::check_send_forward_msg,
     },
     ActionMeta {
@@ -1483,7 +1483,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (376974u32, 380290u32),
+        contract: (377076u32, 380392u32),
         check: super::params::check_send_group_ai_record,
     },
     ActionMeta {
@@ -1494,7 +1494,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (380292u32, 382376u32),
+        contract: (380394u32, 382478u32),
         check: super::params::check_send_group_ark_share,
     },
     ActionMeta {
@@ -1505,7 +1505,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (382378u32, 391758u32),
+        contract: (382480u32, 391860u32),
         check: super::params::check_send_group_forward_msg,
     },
     ActionMeta {
@@ -1516,7 +1516,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (391760u32, 393642u32),
+        contract: (391862u32, 393744u32),
         check: super::params::check_send_like,
     },
     ActionMeta {
@@ -1527,7 +1527,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["cmd"],
-        contract: (393644u32, 396806u32),
+        contract: (393746u32, 396950u32),
         check: super::params::check_send_packet,
     },
     ActionMeta {
@@ -1538,7 +1538,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (396808u32, 398685u32),
+        contract: (396952u32, 398829u32),
         check: super::params::check_send_poke,
     },
     ActionMeta {
@@ -1549,7 +1549,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (398687u32, 408208u32),
+        contract: (398831u32, 408352u32),
         check: super::params::check_send_private_forward_msg,
     },
     ActionMeta {
@@ -1560,7 +1560,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["face_id"],
-        contract: (408210u32, 410505u32),
+        contract: (408354u32, 410649u32),
         check: super::params::check_set_diy_online_status,
     },
     ActionMeta {
@@ -1571,7 +1571,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (410507u32, 412768u32),
+        contract: (410651u32, 412912u32),
         check: super::params::check_set_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1582,7 +1582,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (412770u32, 414552u32),
+        contract: (412914u32, 414696u32),
         check: super::params::check_set_essence_msg,
     },
     ActionMeta {
@@ -1593,7 +1593,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id", "remark"],
-        contract: (414554u32, 416106u32),
+        contract: (414698u32, 416250u32),
         check: super::params::check_set_friend_remark,
     },
     ActionMeta {
@@ -1604,7 +1604,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "code"],
-        contract: (416108u32, 419386u32),
+        contract: (416252u32, 419530u32),
         check: super::params::check_set_group_reaction,
     },
     ActionMeta {
@@ -1615,7 +1615,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "remark"],
-        contract: (419388u32, 420990u32),
+        contract: (419532u32, 421134u32),
         check: super::params::check_set_group_remark,
     },
     ActionMeta {
@@ -1626,7 +1626,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (420992u32, 423475u32),
+        contract: (421136u32, 423619u32),
         check: super::params::check_set_group_robot_add_option,
     },
     ActionMeta {
@@ -1637,7 +1637,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (423477u32, 425170u32),
+        contract: (423621u32, 425314u32),
         check: super::params::check_set_group_sign,
     },
     ActionMeta {
@@ -1648,7 +1648,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (425172u32, 427402u32),
+        contract: (425316u32, 427546u32),
         check: super::params::check_set_group_todo,
     },
     ActionMeta {
@@ -1659,7 +1659,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (427404u32, 429527u32),
+        contract: (427548u32, 429671u32),
         check: super::params::check_set_input_status,
     },
     ActionMeta {
@@ -1670,7 +1670,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (429529u32, 432044u32),
+        contract: (429673u32, 432188u32),
         check: super::params::check_set_msg_emoji_like,
     },
     ActionMeta {
@@ -1681,7 +1681,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["status"],
-        contract: (432046u32, 434448u32),
+        contract: (432190u32, 434592u32),
         check: super::params::check_set_online_status,
     },
     ActionMeta {
@@ -1692,7 +1692,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (434450u32, 436356u32),
+        contract: (434594u32, 436500u32),
         check: super::params::check_set_qq_avatar,
     },
     ActionMeta {
@@ -1703,7 +1703,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (436358u32, 437980u32),
+        contract: (436502u32, 438124u32),
         check: super::params::check_set_qq_profile,
     },
     ActionMeta {
@@ -1714,7 +1714,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (437982u32, 439109u32),
+        contract: (438126u32, 439253u32),
         check: super::params::check_set_restart,
     },
     ActionMeta {
@@ -1725,7 +1725,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (439111u32, 441242u32),
+        contract: (439255u32, 441386u32),
         check: super::params::check_set_self_longnick,
     },
     ActionMeta {
@@ -1736,7 +1736,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (441244u32, 443270u32),
+        contract: (441388u32, 443414u32),
         check: super::params::check_share_group_ex,
     },
     ActionMeta {
@@ -1747,7 +1747,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (443272u32, 446763u32),
+        contract: (443416u32, 446907u32),
         check: super::params::check_share_peer,
     },
     ActionMeta {
@@ -1758,7 +1758,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (446765u32, 448988u32),
+        contract: (446909u32, 449132u32),
         check: super::params::check_trans_group_file,
     },
     ActionMeta {
@@ -1769,7 +1769,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (448990u32, 450843u32),
+        contract: (449134u32, 451026u32),
         check: super::params::check_translate_en2zh,
     },
     ActionMeta {
@@ -1780,7 +1780,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (450845u32, 458755u32),
+        contract: (451028u32, 458938u32),
         check: super::params::check_upload_forward_msg,
     },
     ActionMeta {
@@ -1791,7 +1791,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (458757u32, 465948u32),
+        contract: (458940u32, 466131u32),
         check: super::params::check_upload_foward_msg,
     },
     ActionMeta {
@@ -1802,7 +1802,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (465950u32, 469195u32),
+        contract: (466133u32, 469378u32),
         check: super::params::check_cancel_group_album_media_like,
     },
     ActionMeta {
@@ -1813,7 +1813,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc"],
-        contract: (469197u32, 471745u32),
+        contract: (469380u32, 471928u32),
         check: super::params::check_del_group_album_media,
     },
     ActionMeta {
@@ -1824,7 +1824,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc", "content"],
-        contract: (471747u32, 475862u32),
+        contract: (471930u32, 476045u32),
         check: super::params::check_do_group_album_comment,
     },
     ActionMeta {
@@ -1835,7 +1835,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (475864u32, 478483u32),
+        contract: (476047u32, 478666u32),
         check: super::params::check_get_group_album_list,
     },
     ActionMeta {
@@ -1846,7 +1846,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id", "album_id"],
-        contract: (478485u32, 485108u32),
+        contract: (478668u32, 485291u32),
         check: super::params::check_get_group_album_media_list,
     },
     ActionMeta {
@@ -1857,7 +1857,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (485110u32, 488073u32),
+        contract: (485293u32, 488256u32),
         check: super::params::check_get_qun_album_list,
     },
     ActionMeta {
@@ -1868,7 +1868,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (488075u32, 491434u32),
+        contract: (488258u32, 491617u32),
         check: super::params::check_set_group_album_media_like,
     },
     ActionMeta {
@@ -1879,7 +1879,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "album_name", "file"],
-        contract: (491436u32, 495095u32),
+        contract: (491619u32, 495278u32),
         check: super::params::check_upload_image_to_qun_album,
     },
     ActionMeta {
@@ -1890,7 +1890,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid", "content"],
-        contract: (495097u32, 498660u32),
+        contract: (495280u32, 498843u32),
         check: super::params::check_comment_qzone,
     },
     ActionMeta {
@@ -1901,7 +1901,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (498662u32, 500144u32),
+        contract: (498845u32, 500327u32),
         check: super::params::check_delete_qzone_msg,
     },
     ActionMeta {
@@ -1912,7 +1912,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (500146u32, 503929u32),
+        contract: (500329u32, 504112u32),
         check: super::params::check_get_qzone_feeds,
     },
     ActionMeta {
@@ -1923,7 +1923,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (503931u32, 508420u32),
+        contract: (504114u32, 508603u32),
         check: super::params::check_get_qzone_msg_list,
     },
     ActionMeta {
@@ -1934,7 +1934,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (508422u32, 510929u32),
+        contract: (508605u32, 511112u32),
         check: super::params::check_like_qzone,
     },
     ActionMeta {
@@ -1945,7 +1945,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["content"],
-        contract: (510931u32, 515698u32),
+        contract: (511114u32, 515985u32),
         check: super::params::check_send_qzone_msg,
     },
     ActionMeta {
@@ -1956,7 +1956,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (515700u32, 518101u32),
+        contract: (515987u32, 518388u32),
         check: super::params::check_unlike_qzone,
     },
     ActionMeta {
@@ -1967,7 +1967,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (518103u32, 519998u32),
+        contract: (518390u32, 520285u32),
         check: super::params::check_clean_stream_temp_file,
     },
     ActionMeta {
@@ -1978,7 +1978,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (520000u32, 527095u32),
+        contract: (520287u32, 527382u32),
         check: super::params::check_download_file_image_stream,
     },
     ActionMeta {
@@ -1989,7 +1989,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (527097u32, 534281u32),
+        contract: (527384u32, 534568u32),
         check: super::params::check_download_file_record_stream,
     },
     ActionMeta {
@@ -2000,7 +2000,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (534283u32, 543389u32),
+        contract: (534570u32, 543676u32),
         check: super::params::check_download_file_stream,
     },
     ActionMeta {
@@ -2011,7 +2011,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: true,
         stream: StreamKind::Frames,
         required: &[],
-        contract: (543391u32, 547210u32),
+        contract: (543678u32, 547497u32),
         check: super::params::check_test_download_stream,
     },
     ActionMeta {
@@ -2022,7 +2022,7 @@ pub static ACTIONS: [ActionMeta; 177usize] = [
         read_only: false,
         stream: StreamKind::Upload,
         required: &["stream_id"],
-        contract: (547212u32, 560485u32),
+        contract: (547499u32, 560772u32),
         check: super::params::check_upload_file_stream,
     },
 ];

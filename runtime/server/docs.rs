@@ -194,26 +194,18 @@ pub fn search_actions(args: Option<JsonObject>) -> Reply {
             }
             MatchMode::Keywords => {
                 let found = search::keywords(&args.query);
-                let entries = found
-                    .hits
-                    .iter()
-                    .filter(|(i, _)| filter.matches(&ACTIONS[*i]))
-                    .map(|(i, score)| {
-                        let mut entry = ACTIONS[*i].compact();
-                        entry["score"] = json!(score);
-                        entry
-                    })
-                    .collect();
-                let mut reply = Reply::ok(page.render(entries));
+                let mut reply = Reply::ok(page.render(found.result_entries(&filter)));
                 let extra = &mut reply.diagnostics.extra;
                 extra.insert("terms".into(), json!(found.terms));
-                if !found.ignored.is_empty() {
-                    extra.insert("ignored_terms".into(), json!(found.ignored));
+                if !found.unmatched_terms.is_empty() {
+                    extra.insert("unmatched_terms".into(), json!(found.unmatched_terms));
                 }
-                if found.relaxed {
-                    extra.insert("relaxed".into(), json!(true));
-                    reply.diagnostics.message =
-                        Some("no action matches every term; these match the most terms".into());
+                let suggestions = found.suggestion_entries(&filter);
+                if !suggestions.is_empty() {
+                    extra.insert("suggestions".into(), json!(suggestions));
+                    reply.diagnostics.message = Some(
+                        "no action matches every term; diagnostics.suggestions lists partial matches (each misses a term)".into(),
+                    );
                 }
                 reply
             }
