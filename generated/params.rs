@@ -92,6 +92,38 @@ impl FromParams for GetVersionInfoParams {
 pub fn check_get_version_info(params: &Map<String, Value>) -> Result<(), ParamError> {
     GetVersionInfoParams::from_params(params).map(drop)
 }
+/// `.handle_quick_operation`: 对一个上报事件执行快速操作：回复、撤回、禁言、踢出或处理加好友/加群请求 (quick operation on an event — reply, recall, mute, kick, approve)
+#[derive(Debug, Clone, Serialize)]
+pub struct DotHandleQuickOperationParams {
+    /// `context`: 要处理的事件对象，原样取自 OneBot 上报（至少含 post_type，以及对应的 message_type / group_id / user_id / message_id / flag 等字段）
+    #[serde(rename = "context")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<Raw>,
+    /// `operation`: 快速操作对象，例如 {reply, at_sender, auto_escape, delete, ban, ban_duration, kick, reject_add_request} 或 {approve, remark, reason}
+    #[serde(rename = "operation")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<Raw>,
+    /// Keys the catalog does not declare; SnowLuma ignores them, they are kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+impl FromParams for DotHandleQuickOperationParams {
+    fn from_params(params: &Map<String, Value>) -> Result<Self, ParamError> {
+        let parsed = Self {
+            context: optional(params, "context", &Bounds::NONE)?,
+            operation: optional(params, "operation", &Bounds::NONE)?,
+            extra: unknown_keys(params, &["context", "operation"]),
+        };
+        check(params, "context", Check::Truthy)?;
+        check(params, "operation", Check::Truthy)?;
+        Ok(parsed)
+    }
+}
+pub fn check_dot_handle_quick_operation(
+    params: &Map<String, Value>,
+) -> Result<(), ParamError> {
+    DotHandleQuickOperationParams::from_params(params).map(drop)
+}
 /// `delete_msg`: 撤回一条消息 (recall / unsend a message)
 #[derive(Debug, Clone, Serialize)]
 pub struct DeleteMsgParams {
