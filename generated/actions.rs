@@ -137,11 +137,11 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         name: ".handle_quick_operation",
         aliases: &[],
         category: 1usize,
-        summary: "对一个上报事件执行快速操作：回复、撤回、禁言、踢出或处理加好友/加群请求 (quick operation on an event — reply, recall, mute, kick, approve)",
+        summary: "对一个上报事件执行快速操作：回复、撤回、禁言、踢出，或答复好友与入群申请 (quick operation on an event — reply, recall, mute, kick, approve)",
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (9937u32, 14263u32),
+        contract: (9937u32, 14265u32),
         check: super::params::check_dot_handle_quick_operation,
     },
     ActionMeta {
@@ -152,7 +152,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (14265u32, 16639u32),
+        contract: (14267u32, 16641u32),
         check: super::params::check_delete_msg,
     },
     ActionMeta {
@@ -163,7 +163,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (16641u32, 23105u32),
+        contract: (16643u32, 23107u32),
         check: super::params::check_get_msg,
     },
     ActionMeta {
@@ -174,7 +174,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "message"],
-        contract: (23107u32, 27372u32),
+        contract: (23109u32, 27374u32),
         check: super::params::check_send_group_msg,
     },
     ActionMeta {
@@ -185,7 +185,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message"],
-        contract: (27374u32, 33966u32),
+        contract: (27376u32, 33968u32),
         check: super::params::check_send_msg,
     },
     ActionMeta {
@@ -196,7 +196,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id", "message"],
-        contract: (33968u32, 38660u32),
+        contract: (33970u32, 38662u32),
         check: super::params::check_send_private_msg,
     },
     ActionMeta {
@@ -207,7 +207,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (38662u32, 40917u32),
+        contract: (38664u32, 40919u32),
         check: super::params::check_delete_friend,
     },
     ActionMeta {
@@ -218,7 +218,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (40919u32, 42663u32),
+        contract: (40921u32, 42665u32),
         check: super::params::check_get_friend_list,
     },
     ActionMeta {
@@ -229,7 +229,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (42665u32, 45628u32),
+        contract: (42667u32, 45630u32),
         check: super::params::check_get_stranger_info,
     },
     ActionMeta {
@@ -240,7 +240,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (45630u32, 54792u32),
+        contract: (45632u32, 54794u32),
         check: super::params::check_get_group_honor_info,
     },
     ActionMeta {
@@ -251,7 +251,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (54794u32, 57713u32),
+        contract: (54796u32, 57715u32),
         check: super::params::check_get_group_info,
     },
     ActionMeta {
@@ -262,7 +262,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (57715u32, 60104u32),
+        contract: (57717u32, 60106u32),
         check: super::params::check_get_group_list,
     },
     ActionMeta {
@@ -273,7 +273,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (60106u32, 65143u32),
+        contract: (60108u32, 65145u32),
         check: super::params::check_get_group_member_info,
     },
     ActionMeta {
@@ -284,7 +284,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (65145u32, 69456u32),
+        contract: (65147u32, 69458u32),
         check: super::params::check_get_group_member_list,
     },
     ActionMeta {
@@ -295,7 +295,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (69458u32, 72344u32),
+        contract: (69460u32, 72346u32),
         check: super::params::check_get_group_system_msg,
     },
     ActionMeta {
@@ -306,7 +306,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (72346u32, 74512u32),
+        contract: (72348u32, 74514u32),
         check: super::params::check_set_group_add_option,
     },
     ActionMeta {
@@ -317,7 +317,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (74514u32, 77008u32),
+        contract: (74516u32, 77010u32),
         check: super::params::check_set_group_admin,
     },
     ActionMeta {
@@ -328,7 +328,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (77010u32, 78194u32),
+        contract: (77012u32, 78196u32),
         check: super::params::check_set_group_anonymous,
     },
     ActionMeta {
@@ -339,7 +339,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (78196u32, 79447u32),
+        contract: (78198u32, 79449u32),
         check: super::params::check_set_group_anonymous_ban,
     },
     ActionMeta {
@@ -350,7 +350,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (79449u32, 82614u32),
+        contract: (79451u32, 82616u32),
         check: super::params::check_set_group_ban,
     },
     ActionMeta {
@@ -361,7 +361,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (82616u32, 85493u32),
+        contract: (82618u32, 85495u32),
         check: super::params::check_set_group_card,
     },
     ActionMeta {
@@ -372,7 +372,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (85495u32, 88552u32),
+        contract: (85497u32, 88554u32),
         check: super::params::check_set_group_kick,
     },
     ActionMeta {
@@ -383,7 +383,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (88554u32, 91448u32),
+        contract: (88556u32, 91450u32),
         check: super::params::check_set_group_kick_members,
     },
     ActionMeta {
@@ -394,7 +394,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (91450u32, 93040u32),
+        contract: (91452u32, 93042u32),
         check: super::params::check_set_group_leave,
     },
     ActionMeta {
@@ -405,7 +405,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (93042u32, 94885u32),
+        contract: (93044u32, 94887u32),
         check: super::params::check_set_group_name,
     },
     ActionMeta {
@@ -416,7 +416,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (94887u32, 97381u32),
+        contract: (94889u32, 97383u32),
         check: super::params::check_set_group_portrait,
     },
     ActionMeta {
@@ -427,7 +427,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (97383u32, 99000u32),
+        contract: (97385u32, 99002u32),
         check: super::params::check_set_group_search,
     },
     ActionMeta {
@@ -438,7 +438,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (99002u32, 101588u32),
+        contract: (99004u32, 101590u32),
         check: super::params::check_set_group_special_title,
     },
     ActionMeta {
@@ -449,7 +449,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (101590u32, 103703u32),
+        contract: (101592u32, 103705u32),
         check: super::params::check_set_group_whole_ban,
     },
     ActionMeta {
@@ -460,7 +460,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "name"],
-        contract: (103705u32, 105911u32),
+        contract: (103707u32, 105913u32),
         check: super::params::check_create_group_file_folder,
     },
     ActionMeta {
@@ -471,7 +471,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (105913u32, 107850u32),
+        contract: (105915u32, 107852u32),
         check: super::params::check_delete_group_file,
     },
     ActionMeta {
@@ -482,7 +482,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (107852u32, 109712u32),
+        contract: (107854u32, 109714u32),
         check: super::params::check_delete_group_file_folder,
     },
     ActionMeta {
@@ -493,7 +493,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (109714u32, 112555u32),
+        contract: (109716u32, 112557u32),
         check: super::params::check_get_group_file_url,
     },
     ActionMeta {
@@ -504,7 +504,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (112557u32, 119494u32),
+        contract: (112559u32, 119496u32),
         check: super::params::check_get_group_files_by_folder,
     },
     ActionMeta {
@@ -515,7 +515,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (119496u32, 125261u32),
+        contract: (119498u32, 125263u32),
         check: super::params::check_get_group_root_files,
     },
     ActionMeta {
@@ -526,7 +526,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["file_id"],
-        contract: (125263u32, 128184u32),
+        contract: (125265u32, 128186u32),
         check: super::params::check_get_private_file_url,
     },
     ActionMeta {
@@ -537,7 +537,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "parent_directory", "target_directory"],
-        contract: (128186u32, 131100u32),
+        contract: (128188u32, 131102u32),
         check: super::params::check_move_group_file,
     },
     ActionMeta {
@@ -548,7 +548,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "new_name"],
-        contract: (131102u32, 134199u32),
+        contract: (131104u32, 134201u32),
         check: super::params::check_rename_group_file,
     },
     ActionMeta {
@@ -559,7 +559,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (134201u32, 137358u32),
+        contract: (134203u32, 137360u32),
         check: super::params::check_rename_group_file_folder,
     },
     ActionMeta {
@@ -570,7 +570,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (137360u32, 142901u32),
+        contract: (137362u32, 142903u32),
         check: super::params::check_upload_group_file,
     },
     ActionMeta {
@@ -581,7 +581,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id", "file"],
-        contract: (142903u32, 146978u32),
+        contract: (142905u32, 146980u32),
         check: super::params::check_upload_private_file,
     },
     ActionMeta {
@@ -592,7 +592,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (146980u32, 149236u32),
+        contract: (146982u32, 149238u32),
         check: super::params::check_set_friend_add_request,
     },
     ActionMeta {
@@ -603,7 +603,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (149238u32, 153339u32),
+        contract: (149240u32, 153341u32),
         check: super::params::check_set_group_add_request,
     },
     ActionMeta {
@@ -614,7 +614,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (153341u32, 154560u32),
+        contract: (153343u32, 154562u32),
         check: super::params::check_dot_get_word_slices,
     },
     ActionMeta {
@@ -625,7 +625,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (154562u32, 157337u32),
+        contract: (154564u32, 157339u32),
         check: super::params::check_under_del_group_notice,
     },
     ActionMeta {
@@ -636,7 +636,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (157339u32, 161489u32),
+        contract: (157341u32, 161491u32),
         check: super::params::check_under_get_group_notice,
     },
     ActionMeta {
@@ -647,7 +647,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (161491u32, 163692u32),
+        contract: (161493u32, 163694u32),
         check: super::params::check_under_get_model_show,
     },
     ActionMeta {
@@ -658,7 +658,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (163694u32, 164950u32),
+        contract: (163696u32, 164952u32),
         check: super::params::check_under_mark_all_as_read,
     },
     ActionMeta {
@@ -669,7 +669,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "content"],
-        contract: (164952u32, 169133u32),
+        contract: (164954u32, 169135u32),
         check: super::params::check_under_send_group_notice,
     },
     ActionMeta {
@@ -680,7 +680,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (169135u32, 170158u32),
+        contract: (169137u32, 170160u32),
         check: super::params::check_under_set_model_show,
     },
     ActionMeta {
@@ -691,7 +691,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (170160u32, 172389u32),
+        contract: (170162u32, 172391u32),
         check: super::params::check_add_custom_face,
     },
     ActionMeta {
@@ -702,7 +702,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (172391u32, 173659u32),
+        contract: (172393u32, 173661u32),
         check: super::params::check_bot_exit,
     },
     ActionMeta {
@@ -713,7 +713,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (173661u32, 176080u32),
+        contract: (173663u32, 176082u32),
         check: super::params::check_cancel_group_todo,
     },
     ActionMeta {
@@ -724,7 +724,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (176082u32, 177346u32),
+        contract: (176084u32, 177348u32),
         check: super::params::check_check_url_safely,
     },
     ActionMeta {
@@ -735,7 +735,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (177348u32, 178277u32),
+        contract: (177350u32, 178279u32),
         check: super::params::check_clean_cache,
     },
     ActionMeta {
@@ -746,7 +746,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "bot_appid", "msg_seq"],
-        contract: (178279u32, 182966u32),
+        contract: (178281u32, 182968u32),
         check: super::params::check_click_inline_keyboard_button,
     },
     ActionMeta {
@@ -757,7 +757,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (182968u32, 185411u32),
+        contract: (182970u32, 185413u32),
         check: super::params::check_complete_group_todo,
     },
     ActionMeta {
@@ -768,7 +768,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (185413u32, 186471u32),
+        contract: (185415u32, 186473u32),
         check: super::params::check_create_collection,
     },
     ActionMeta {
@@ -779,7 +779,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (186473u32, 190288u32),
+        contract: (186475u32, 190290u32),
         check: super::params::check_create_flash_task,
     },
     ActionMeta {
@@ -790,7 +790,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (190290u32, 191931u32),
+        contract: (190292u32, 191933u32),
         check: super::params::check_delete_custom_face,
     },
     ActionMeta {
@@ -801,7 +801,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (191933u32, 193901u32),
+        contract: (191935u32, 193903u32),
         check: super::params::check_delete_essence_msg,
     },
     ActionMeta {
@@ -812,7 +812,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (193903u32, 195442u32),
+        contract: (193905u32, 195444u32),
         check: super::params::check_delete_flash_file,
     },
     ActionMeta {
@@ -823,7 +823,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (195444u32, 197524u32),
+        contract: (195446u32, 197526u32),
         check: super::params::check_delete_group_folder,
     },
     ActionMeta {
@@ -834,7 +834,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (197526u32, 202145u32),
+        contract: (197528u32, 202147u32),
         check: super::params::check_download_file,
     },
     ActionMeta {
@@ -845,7 +845,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (202147u32, 205578u32),
+        contract: (202149u32, 205580u32),
         check: super::params::check_download_fileset,
     },
     ActionMeta {
@@ -856,7 +856,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (205580u32, 208071u32),
+        contract: (205582u32, 208073u32),
         check: super::params::check_fetch_custom_face,
     },
     ActionMeta {
@@ -867,7 +867,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["message_id", "emojiId"],
-        contract: (208073u32, 213744u32),
+        contract: (208075u32, 213746u32),
         check: super::params::check_fetch_emoji_like,
     },
     ActionMeta {
@@ -878,7 +878,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (213746u32, 216852u32),
+        contract: (213748u32, 216854u32),
         check: super::params::check_fetch_ptt_text,
     },
     ActionMeta {
@@ -889,7 +889,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "user_id"],
-        contract: (216854u32, 219647u32),
+        contract: (216856u32, 219649u32),
         check: super::params::check_forward_friend_single_msg,
     },
     ActionMeta {
@@ -900,7 +900,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "group_id"],
-        contract: (219649u32, 222456u32),
+        contract: (219651u32, 222458u32),
         check: super::params::check_forward_group_single_msg,
     },
     ActionMeta {
@@ -911,7 +911,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (222458u32, 224310u32),
+        contract: (222460u32, 224312u32),
         check: super::params::check_friend_poke,
     },
     ActionMeta {
@@ -922,7 +922,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (224312u32, 227446u32),
+        contract: (224314u32, 227448u32),
         check: super::params::check_get_ai_characters,
     },
     ActionMeta {
@@ -933,7 +933,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (227448u32, 230534u32),
+        contract: (227450u32, 230536u32),
         check: super::params::check_get_ai_record,
     },
     ActionMeta {
@@ -944,7 +944,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (230536u32, 232344u32),
+        contract: (230538u32, 232346u32),
         check: super::params::check_get_clientkey,
     },
     ActionMeta {
@@ -955,7 +955,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (232346u32, 233484u32),
+        contract: (232348u32, 233486u32),
         check: super::params::check_get_collection_list,
     },
     ActionMeta {
@@ -966,7 +966,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (233486u32, 235612u32),
+        contract: (233488u32, 235614u32),
         check: super::params::check_get_cookies,
     },
     ActionMeta {
@@ -977,7 +977,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (235614u32, 237964u32),
+        contract: (235616u32, 237966u32),
         check: super::params::check_get_credentials,
     },
     ActionMeta {
@@ -988,7 +988,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (237966u32, 239286u32),
+        contract: (237968u32, 239288u32),
         check: super::params::check_get_csrf_token,
     },
     ActionMeta {
@@ -999,7 +999,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (239288u32, 241929u32),
+        contract: (239290u32, 241931u32),
         check: super::params::check_get_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1010,7 +1010,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (241931u32, 245229u32),
+        contract: (241933u32, 245231u32),
         check: super::params::check_get_emoji_likes,
     },
     ActionMeta {
@@ -1021,7 +1021,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (245231u32, 249282u32),
+        contract: (245233u32, 249284u32),
         check: super::params::check_get_essence_msg_list,
     },
     ActionMeta {
@@ -1032,7 +1032,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (249284u32, 252599u32),
+        contract: (249286u32, 252601u32),
         check: super::params::check_get_file,
     },
     ActionMeta {
@@ -1043,7 +1043,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["share_code"],
-        contract: (252601u32, 255020u32),
+        contract: (252603u32, 255022u32),
         check: super::params::check_get_fileset_id,
     },
     ActionMeta {
@@ -1054,7 +1054,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (255022u32, 258381u32),
+        contract: (255024u32, 258383u32),
         check: super::params::check_get_fileset_info,
     },
     ActionMeta {
@@ -1065,7 +1065,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (258383u32, 261070u32),
+        contract: (258385u32, 261072u32),
         check: super::params::check_get_flash_file_list,
     },
     ActionMeta {
@@ -1076,7 +1076,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (261072u32, 264068u32),
+        contract: (261074u32, 264070u32),
         check: super::params::check_get_flash_file_url,
     },
     ActionMeta {
@@ -1087,7 +1087,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (264070u32, 272085u32),
+        contract: (264072u32, 272087u32),
         check: super::params::check_get_forward_msg,
     },
     ActionMeta {
@@ -1098,7 +1098,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (272087u32, 277679u32),
+        contract: (272089u32, 277681u32),
         check: super::params::check_get_friend_msg_history,
     },
     ActionMeta {
@@ -1109,7 +1109,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (277681u32, 279366u32),
+        contract: (277683u32, 279368u32),
         check: super::params::check_get_friends_with_category,
     },
     ActionMeta {
@@ -1120,7 +1120,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (279368u32, 281359u32),
+        contract: (279370u32, 281361u32),
         check: super::params::check_get_group_at_all_remain,
     },
     ActionMeta {
@@ -1131,7 +1131,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (281361u32, 284067u32),
+        contract: (281363u32, 284069u32),
         check: super::params::check_get_group_detail_info,
     },
     ActionMeta {
@@ -1142,7 +1142,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (284069u32, 286444u32),
+        contract: (284071u32, 286446u32),
         check: super::params::check_get_group_file_system_info,
     },
     ActionMeta {
@@ -1153,7 +1153,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (286446u32, 289164u32),
+        contract: (286448u32, 289166u32),
         check: super::params::check_get_group_ignore_add_request,
     },
     ActionMeta {
@@ -1164,7 +1164,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (289166u32, 292221u32),
+        contract: (289168u32, 292223u32),
         check: super::params::check_get_group_ignored_notifies,
     },
     ActionMeta {
@@ -1175,7 +1175,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (292223u32, 294894u32),
+        contract: (292225u32, 294896u32),
         check: super::params::check_get_group_info_ex,
     },
     ActionMeta {
@@ -1186,7 +1186,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (294896u32, 300308u32),
+        contract: (294898u32, 300310u32),
         check: super::params::check_get_group_msg_history,
     },
     ActionMeta {
@@ -1197,7 +1197,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (300310u32, 302529u32),
+        contract: (300312u32, 302531u32),
         check: super::params::check_get_group_shut_list,
     },
     ActionMeta {
@@ -1208,7 +1208,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (302531u32, 304854u32),
+        contract: (302533u32, 304856u32),
         check: super::params::check_get_group_signed_list,
     },
     ActionMeta {
@@ -1219,7 +1219,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (304856u32, 307808u32),
+        contract: (304858u32, 307810u32),
         check: super::params::check_get_image,
     },
     ActionMeta {
@@ -1230,7 +1230,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (307810u32, 313977u32),
+        contract: (307812u32, 313979u32),
         check: super::params::check_get_mini_app_ark,
     },
     ActionMeta {
@@ -1241,7 +1241,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (313979u32, 315355u32),
+        contract: (313981u32, 315357u32),
         check: super::params::check_get_online_clients,
     },
     ActionMeta {
@@ -1252,7 +1252,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (315357u32, 320609u32),
+        contract: (315359u32, 320611u32),
         check: super::params::check_get_profile_like,
     },
     ActionMeta {
@@ -1263,7 +1263,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (320611u32, 322277u32),
+        contract: (320613u32, 322279u32),
         check: super::params::check_get_recent_contact,
     },
     ActionMeta {
@@ -1274,7 +1274,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (322279u32, 327019u32),
+        contract: (322281u32, 327021u32),
         check: super::params::check_get_record,
     },
     ActionMeta {
@@ -1285,7 +1285,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (327021u32, 329185u32),
+        contract: (327023u32, 329187u32),
         check: super::params::check_get_rkey,
     },
     ActionMeta {
@@ -1296,7 +1296,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (329187u32, 331383u32),
+        contract: (329189u32, 331385u32),
         check: super::params::check_get_rkey_server,
     },
     ActionMeta {
@@ -1307,7 +1307,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (331385u32, 333204u32),
+        contract: (331387u32, 333206u32),
         check: super::params::check_get_share_link,
     },
     ActionMeta {
@@ -1318,7 +1318,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (333206u32, 335563u32),
+        contract: (333208u32, 335565u32),
         check: super::params::check_get_unidirectional_friend_list,
     },
     ActionMeta {
@@ -1329,7 +1329,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (335565u32, 337509u32),
+        contract: (335567u32, 337511u32),
         check: super::params::check_group_poke,
     },
     ActionMeta {
@@ -1340,7 +1340,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (337511u32, 339772u32),
+        contract: (337513u32, 339774u32),
         check: super::params::check_list_filesets,
     },
     ActionMeta {
@@ -1351,7 +1351,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (339774u32, 342244u32),
+        contract: (339776u32, 342246u32),
         check: super::params::check_mark_group_msg_as_read,
     },
     ActionMeta {
@@ -1362,7 +1362,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (342246u32, 344881u32),
+        contract: (342248u32, 344883u32),
         check: super::params::check_mark_msg_as_read,
     },
     ActionMeta {
@@ -1373,7 +1373,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (344883u32, 347622u32),
+        contract: (344885u32, 347624u32),
         check: super::params::check_mark_private_msg_as_read,
     },
     ActionMeta {
@@ -1384,7 +1384,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (347624u32, 349580u32),
+        contract: (347626u32, 349582u32),
         check: super::params::check_modify_custom_face,
     },
     ActionMeta {
@@ -1395,7 +1395,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (349582u32, 351181u32),
+        contract: (349584u32, 351183u32),
         check: super::params::check_move_custom_face_to_front,
     },
     ActionMeta {
@@ -1406,7 +1406,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (351183u32, 352400u32),
+        contract: (351185u32, 352402u32),
         check: super::params::check_nc_get_packet_status,
     },
     ActionMeta {
@@ -1417,7 +1417,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (352402u32, 354501u32),
+        contract: (352404u32, 354503u32),
         check: super::params::check_nc_get_user_status,
     },
     ActionMeta {
@@ -1428,7 +1428,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["image"],
-        contract: (354503u32, 358573u32),
+        contract: (354505u32, 358575u32),
         check: super::params::check_ocr_image,
     },
     ActionMeta {
@@ -1439,7 +1439,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["fileset_id", "new_name"],
-        contract: (358575u32, 360386u32),
+        contract: (358577u32, 360388u32),
         check: super::params::check_rename_flash_file,
     },
     ActionMeta {
@@ -1450,7 +1450,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["db_path"],
-        contract: (360388u32, 362826u32),
+        contract: (360390u32, 362828u32),
         check: super::params::check_request_decrypt_key,
     },
     ActionMeta {
@@ -1461,7 +1461,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (362828u32, 366379u32),
+        contract: (362830u32, 366381u32),
         check: super::params::check_send_ark_share,
     },
     ActionMeta {
@@ -1472,7 +1472,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (366381u32, 369712u32),
+        contract: (366383u32, 369714u32),
         check: super::params::check_send_flash_msg,
     },
     ActionMeta {
@@ -1483,7 +1483,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (369714u32, 381402u32),
+        contract: (369716u32, 381404u32),
         check: super::params::check_send_forward_msg,
     },
     ActionMeta {
@@ -1494,7 +1494,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (381404u32, 384720u32),
+        contract: (381406u32, 384722u32),
         check: super::params::check_send_group_ai_record,
     },
     ActionMeta {
@@ -1505,7 +1505,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (384722u32, 386806u32),
+        contract: (384724u32, 386808u32),
         check: super::params::check_send_group_ark_share,
     },
     ActionMeta {
@@ -1516,7 +1516,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (386808u32, 396188u32),
+        contract: (386810u32, 396190u32),
         check: super::params::check_send_group_forward_msg,
     },
     ActionMeta {
@@ -1527,7 +1527,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (396190u32, 398072u32),
+        contract: (396192u32, 398074u32),
         check: super::params::check_send_like,
     },
     ActionMeta {
@@ -1538,7 +1538,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["cmd"],
-        contract: (398074u32, 401278u32),
+        contract: (398076u32, 401280u32),
         check: super::params::check_send_packet,
     },
     ActionMeta {
@@ -1549,7 +1549,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (401280u32, 403157u32),
+        contract: (401282u32, 403159u32),
         check: super::params::check_send_poke,
     },
     ActionMeta {
@@ -1560,7 +1560,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (403159u32, 412680u32),
+        contract: (403161u32, 412682u32),
         check: super::params::check_send_private_forward_msg,
     },
     ActionMeta {
@@ -1571,7 +1571,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["face_id"],
-        contract: (412682u32, 414977u32),
+        contract: (412684u32, 414979u32),
         check: super::params::check_set_diy_online_status,
     },
     ActionMeta {
@@ -1582,7 +1582,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (414979u32, 417240u32),
+        contract: (414981u32, 417242u32),
         check: super::params::check_set_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1593,7 +1593,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (417242u32, 419024u32),
+        contract: (417244u32, 419026u32),
         check: super::params::check_set_essence_msg,
     },
     ActionMeta {
@@ -1604,7 +1604,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id", "remark"],
-        contract: (419026u32, 420578u32),
+        contract: (419028u32, 420580u32),
         check: super::params::check_set_friend_remark,
     },
     ActionMeta {
@@ -1615,7 +1615,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "code"],
-        contract: (420580u32, 423858u32),
+        contract: (420582u32, 423860u32),
         check: super::params::check_set_group_reaction,
     },
     ActionMeta {
@@ -1626,7 +1626,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "remark"],
-        contract: (423860u32, 425462u32),
+        contract: (423862u32, 425464u32),
         check: super::params::check_set_group_remark,
     },
     ActionMeta {
@@ -1637,7 +1637,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (425464u32, 427947u32),
+        contract: (425466u32, 427949u32),
         check: super::params::check_set_group_robot_add_option,
     },
     ActionMeta {
@@ -1648,7 +1648,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (427949u32, 429642u32),
+        contract: (427951u32, 429644u32),
         check: super::params::check_set_group_sign,
     },
     ActionMeta {
@@ -1659,7 +1659,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (429644u32, 431874u32),
+        contract: (429646u32, 431876u32),
         check: super::params::check_set_group_todo,
     },
     ActionMeta {
@@ -1670,7 +1670,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (431876u32, 433999u32),
+        contract: (431878u32, 434001u32),
         check: super::params::check_set_input_status,
     },
     ActionMeta {
@@ -1681,7 +1681,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (434001u32, 436516u32),
+        contract: (434003u32, 436518u32),
         check: super::params::check_set_msg_emoji_like,
     },
     ActionMeta {
@@ -1692,7 +1692,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["status"],
-        contract: (436518u32, 438920u32),
+        contract: (436520u32, 438922u32),
         check: super::params::check_set_online_status,
     },
     ActionMeta {
@@ -1703,7 +1703,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (438922u32, 440828u32),
+        contract: (438924u32, 440830u32),
         check: super::params::check_set_qq_avatar,
     },
     ActionMeta {
@@ -1714,7 +1714,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (440830u32, 442452u32),
+        contract: (440832u32, 442454u32),
         check: super::params::check_set_qq_profile,
     },
     ActionMeta {
@@ -1725,7 +1725,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (442454u32, 443581u32),
+        contract: (442456u32, 443583u32),
         check: super::params::check_set_restart,
     },
     ActionMeta {
@@ -1736,7 +1736,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (443583u32, 445714u32),
+        contract: (443585u32, 445716u32),
         check: super::params::check_set_self_longnick,
     },
     ActionMeta {
@@ -1747,7 +1747,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (445716u32, 447742u32),
+        contract: (445718u32, 447744u32),
         check: super::params::check_share_group_ex,
     },
     ActionMeta {
@@ -1758,7 +1758,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (447744u32, 451235u32),
+        contract: (447746u32, 451237u32),
         check: super::params::check_share_peer,
     },
     ActionMeta {
@@ -1769,7 +1769,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (451237u32, 453460u32),
+        contract: (451239u32, 453462u32),
         check: super::params::check_trans_group_file,
     },
     ActionMeta {
@@ -1780,7 +1780,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (453462u32, 455354u32),
+        contract: (453464u32, 455356u32),
         check: super::params::check_translate_en2zh,
     },
     ActionMeta {
@@ -1791,7 +1791,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (455356u32, 463266u32),
+        contract: (455358u32, 463268u32),
         check: super::params::check_upload_forward_msg,
     },
     ActionMeta {
@@ -1802,7 +1802,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (463268u32, 470459u32),
+        contract: (463270u32, 470461u32),
         check: super::params::check_upload_foward_msg,
     },
     ActionMeta {
@@ -1813,7 +1813,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (470461u32, 473706u32),
+        contract: (470463u32, 473708u32),
         check: super::params::check_cancel_group_album_media_like,
     },
     ActionMeta {
@@ -1824,7 +1824,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc"],
-        contract: (473708u32, 476256u32),
+        contract: (473710u32, 476258u32),
         check: super::params::check_del_group_album_media,
     },
     ActionMeta {
@@ -1835,7 +1835,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc", "content"],
-        contract: (476258u32, 480373u32),
+        contract: (476260u32, 480375u32),
         check: super::params::check_do_group_album_comment,
     },
     ActionMeta {
@@ -1846,7 +1846,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (480375u32, 482994u32),
+        contract: (480377u32, 482996u32),
         check: super::params::check_get_group_album_list,
     },
     ActionMeta {
@@ -1857,7 +1857,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id", "album_id"],
-        contract: (482996u32, 489619u32),
+        contract: (482998u32, 489621u32),
         check: super::params::check_get_group_album_media_list,
     },
     ActionMeta {
@@ -1868,7 +1868,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (489621u32, 492584u32),
+        contract: (489623u32, 492586u32),
         check: super::params::check_get_qun_album_list,
     },
     ActionMeta {
@@ -1879,7 +1879,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (492586u32, 495945u32),
+        contract: (492588u32, 495947u32),
         check: super::params::check_set_group_album_media_like,
     },
     ActionMeta {
@@ -1890,7 +1890,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "album_name", "file"],
-        contract: (495947u32, 499606u32),
+        contract: (495949u32, 499608u32),
         check: super::params::check_upload_image_to_qun_album,
     },
     ActionMeta {
@@ -1901,7 +1901,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid", "content"],
-        contract: (499608u32, 503171u32),
+        contract: (499610u32, 503173u32),
         check: super::params::check_comment_qzone,
     },
     ActionMeta {
@@ -1912,7 +1912,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (503173u32, 504655u32),
+        contract: (503175u32, 504657u32),
         check: super::params::check_delete_qzone_msg,
     },
     ActionMeta {
@@ -1923,7 +1923,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (504657u32, 508440u32),
+        contract: (504659u32, 508442u32),
         check: super::params::check_get_qzone_feeds,
     },
     ActionMeta {
@@ -1934,7 +1934,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (508442u32, 512931u32),
+        contract: (508444u32, 512933u32),
         check: super::params::check_get_qzone_msg_list,
     },
     ActionMeta {
@@ -1945,7 +1945,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (512933u32, 515440u32),
+        contract: (512935u32, 515442u32),
         check: super::params::check_like_qzone,
     },
     ActionMeta {
@@ -1956,7 +1956,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["content"],
-        contract: (515442u32, 520313u32),
+        contract: (515444u32, 520315u32),
         check: super::params::check_send_qzone_msg,
     },
     ActionMeta {
@@ -1967,7 +1967,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (520315u32, 522716u32),
+        contract: (520317u32, 522718u32),
         check: super::params::check_unlike_qzone,
     },
     ActionMeta {
@@ -1978,7 +1978,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (522718u32, 524613u32),
+        contract: (522720u32, 524615u32),
         check: super::params::check_clean_stream_temp_file,
     },
     ActionMeta {
@@ -1989,7 +1989,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (524615u32, 531710u32),
+        contract: (524617u32, 531712u32),
         check: super::params::check_download_file_image_stream,
     },
     ActionMeta {
@@ -2000,7 +2000,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (531712u32, 538896u32),
+        contract: (531714u32, 538898u32),
         check: super::params::check_download_file_record_stream,
     },
     ActionMeta {
@@ -2011,7 +2011,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (538898u32, 548004u32),
+        contract: (538900u32, 548006u32),
         check: super::params::check_download_file_stream,
     },
     ActionMeta {
@@ -2022,7 +2022,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::Frames,
         required: &[],
-        contract: (548006u32, 551825u32),
+        contract: (548008u32, 551827u32),
         check: super::params::check_test_download_stream,
     },
     ActionMeta {
@@ -2033,7 +2033,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::Upload,
         required: &["stream_id"],
-        contract: (551827u32, 565100u32),
+        contract: (551829u32, 566135u32),
         check: super::params::check_upload_file_stream,
     },
 ];

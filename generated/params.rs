@@ -92,7 +92,7 @@ impl FromParams for GetVersionInfoParams {
 pub fn check_get_version_info(params: &Map<String, Value>) -> Result<(), ParamError> {
     GetVersionInfoParams::from_params(params).map(drop)
 }
-/// `.handle_quick_operation`: 对一个上报事件执行快速操作：回复、撤回、禁言、踢出或处理加好友/加群请求 (quick operation on an event — reply, recall, mute, kick, approve)
+/// `.handle_quick_operation`: 对一个上报事件执行快速操作：回复、撤回、禁言、踢出，或答复好友与入群申请 (quick operation on an event — reply, recall, mute, kick, approve)
 #[derive(Debug, Clone, Serialize)]
 pub struct DotHandleQuickOperationParams {
     /// `context`: 要处理的事件对象，原样取自 OneBot 上报（至少含 post_type，以及对应的 message_type / group_id / user_id / message_id / flag 等字段）

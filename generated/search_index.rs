@@ -2,7 +2,7 @@
 // Regenerate with `cargo build` (build.rs runs the codegen).
 
 /// Lower-cased token -> (action index, weight), sorted by token.
-pub static TOKENS: [(&str, &[(u16, u8)]); 1290usize] = [
+pub static TOKENS: [(&str, &[(u16, u8)]); 1289usize] = [
     (".get_word_slices", &[(48u16, 20u8)]),
     (".handle_quick_operation", &[(5u16, 20u8)]),
     (".ocr_image", &[(122u16, 20u8)]),
@@ -2853,7 +2853,6 @@ pub static TOKENS: [(&str, &[(u16, u8)]); 1290usize] = [
     ("加群方式", &[(20u16, 10u8)]),
     ("加群申请", &[(19u16, 10u8), (47u16, 10u8)]),
     ("加群设置", &[(20u16, 10u8), (141u16, 10u8)]),
-    ("加群请求", &[(5u16, 4u8)]),
     ("动态", &[(167u16, 10u8), (168u16, 10u8), (170u16, 10u8)]),
     ("匿名", &[(22u16, 10u8), (23u16, 10u8)]),
     ("匿名聊天", &[(22u16, 10u8)]),
@@ -3186,6 +3185,7 @@ pub static TOKENS: [(&str, &[(u16, u8)]); 1290usize] = [
     ("成员列表", &[(18u16, 10u8)]),
     ("我的收藏", &[(79u16, 10u8)]),
     ("或个人说明", &[(148u16, 4u8)]),
+    ("或答复好友与入群申请", &[(5u16, 4u8)]),
     ("或解码", &[(68u16, 4u8)]),
     ("戳", &[(75u16, 17u8), (113u16, 17u8), (133u16, 17u8)]),
     ("戳一戳", &[(75u16, 17u8), (113u16, 17u8), (133u16, 19u8)]),
@@ -4659,8 +4659,7 @@ pub static TOKENS: [(&str, &[(u16, u8)]); 1290usize] = [
     ),
     ("踢", &[(5u16, 2u8), (26u16, 17u8), (27u16, 13u8)]),
     ("踢人", &[(5u16, 2u8), (26u16, 17u8), (27u16, 17u8)]),
-    ("踢出", &[(5u16, 2u8), (26u16, 13u8), (27u16, 13u8)]),
-    ("踢出或处理加好友", &[(5u16, 4u8)]),
+    ("踢出", &[(5u16, 4u8), (26u16, 13u8), (27u16, 13u8)]),
     ("踢出群", &[(26u16, 10u8)]),
     ("转写", &[(72u16, 10u8)]),
     (
@@ -5026,7 +5025,7 @@ pub static SUBSTRING_TEXT: [&str; 178usize] = [
     "get_login_info\n查询机器人当前登录的 qq 号与昵称 (current login account, whoami)",
     "get_status\n查询机器人运行状态，snowluma 中固定报告在线 (bot status, online, health)",
     "get_version_info\n查询 onebot 实现名称、实现版本与协议版本 (implementation version, protocol version)",
-    ".handle_quick_operation\n对一个上报事件执行快速操作：回复、撤回、禁言、踢出或处理加好友/加群请求 (quick operation on an event — reply, recall, mute, kick, approve)",
+    ".handle_quick_operation\n对一个上报事件执行快速操作：回复、撤回、禁言、踢出，或答复好友与入群申请 (quick operation on an event — reply, recall, mute, kick, approve)",
     "delete_msg\n撤回一条消息 (recall / unsend a message)",
     "get_msg\n按消息 id 取回一条已存储的消息详情 (get message by id)",
     "send_group_msg\n向指定群发送消息 (send group message)",
@@ -5208,7 +5207,7 @@ pub static CJK_TEXT: [&str; 178usize] = [
     "查询机器人当前登录的 qq 号与昵称 (current login account, whoami)\n信息\n登录\n账号\nqq号\n昵称\n机器人\nwhoami\naccount\nself",
     "查询机器人运行状态，snowluma 中固定报告在线 (bot status, online, health)\n信息\n状态\n在线\n运行\n健康检查\nhealth\nalive\nonline",
     "查询 onebot 实现名称、实现版本与协议版本 (implementation version, protocol version)\n信息\n版本\n实现\n协议\nonebot\nversion\napp_version\nprotocol",
-    "对一个上报事件执行快速操作：回复、撤回、禁言、踢出或处理加好友/加群请求 (quick operation on an event — reply, recall, mute, kick, approve)\n消息\n快速操作\n快捷操作\n事件\n回复\nquick\noperation\nreply\nevent",
+    "对一个上报事件执行快速操作：回复、撤回、禁言、踢出，或答复好友与入群申请 (quick operation on an event — reply, recall, mute, kick, approve)\n消息\n快速操作\n快捷操作\n事件\n回复\nquick\noperation\nreply\nevent",
     "撤回一条消息 (recall / unsend a message)\n消息\n撤回\n删除消息\n消息\nrecall\nunsend\nretract\nwithdraw",
     "按消息 id 取回一条已存储的消息详情 (get message by id)\n消息\n消息详情\n查消息\n消息内容\n引用\n回复\nmessage\ndetail\nlookup",
     "向指定群发送消息 (send group message)\n消息\n群\n群聊\n发消息\n发送\n群消息\n艾特\ngroup\nmessage",
