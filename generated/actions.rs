@@ -141,7 +141,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (9937u32, 14265u32),
+        contract: (9937u32, 14315u32),
         check: super::params::check_dot_handle_quick_operation,
     },
     ActionMeta {
@@ -152,7 +152,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (14267u32, 16641u32),
+        contract: (14317u32, 16691u32),
         check: super::params::check_delete_msg,
     },
     ActionMeta {
@@ -163,7 +163,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (16643u32, 23107u32),
+        contract: (16693u32, 23157u32),
         check: super::params::check_get_msg,
     },
     ActionMeta {
@@ -174,7 +174,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "message"],
-        contract: (23109u32, 27374u32),
+        contract: (23159u32, 27424u32),
         check: super::params::check_send_group_msg,
     },
     ActionMeta {
@@ -185,7 +185,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message"],
-        contract: (27376u32, 33968u32),
+        contract: (27426u32, 34018u32),
         check: super::params::check_send_msg,
     },
     ActionMeta {
@@ -196,7 +196,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id", "message"],
-        contract: (33970u32, 38662u32),
+        contract: (34020u32, 38712u32),
         check: super::params::check_send_private_msg,
     },
     ActionMeta {
@@ -207,7 +207,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (38664u32, 40919u32),
+        contract: (38714u32, 40969u32),
         check: super::params::check_delete_friend,
     },
     ActionMeta {
@@ -218,7 +218,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (40921u32, 42665u32),
+        contract: (40971u32, 42715u32),
         check: super::params::check_get_friend_list,
     },
     ActionMeta {
@@ -229,7 +229,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (42667u32, 45630u32),
+        contract: (42717u32, 45680u32),
         check: super::params::check_get_stranger_info,
     },
     ActionMeta {
@@ -240,7 +240,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (45632u32, 54794u32),
+        contract: (45682u32, 54844u32),
         check: super::params::check_get_group_honor_info,
     },
     ActionMeta {
@@ -251,7 +251,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (54796u32, 57715u32),
+        contract: (54846u32, 57765u32),
         check: super::params::check_get_group_info,
     },
     ActionMeta {
@@ -262,7 +262,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (57717u32, 60106u32),
+        contract: (57767u32, 60156u32),
         check: super::params::check_get_group_list,
     },
     ActionMeta {
@@ -273,7 +273,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (60108u32, 65145u32),
+        contract: (60158u32, 65195u32),
         check: super::params::check_get_group_member_info,
     },
     ActionMeta {
@@ -284,7 +284,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (65147u32, 69458u32),
+        contract: (65197u32, 69508u32),
         check: super::params::check_get_group_member_list,
     },
     ActionMeta {
@@ -295,7 +295,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (69460u32, 72346u32),
+        contract: (69510u32, 72396u32),
         check: super::params::check_get_group_system_msg,
     },
     ActionMeta {
@@ -306,7 +306,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (72348u32, 74514u32),
+        contract: (72398u32, 74564u32),
         check: super::params::check_set_group_add_option,
     },
     ActionMeta {
@@ -317,7 +317,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (74516u32, 77010u32),
+        contract: (74566u32, 77060u32),
         check: super::params::check_set_group_admin,
     },
     ActionMeta {
@@ -328,7 +328,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (77012u32, 78196u32),
+        contract: (77062u32, 78246u32),
         check: super::params::check_set_group_anonymous,
     },
     ActionMeta {
@@ -339,7 +339,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (78198u32, 79449u32),
+        contract: (78248u32, 79499u32),
         check: super::params::check_set_group_anonymous_ban,
     },
     ActionMeta {
@@ -350,7 +350,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (79451u32, 82616u32),
+        contract: (79501u32, 82666u32),
         check: super::params::check_set_group_ban,
     },
     ActionMeta {
@@ -361,7 +361,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (82618u32, 85495u32),
+        contract: (82668u32, 85545u32),
         check: super::params::check_set_group_card,
     },
     ActionMeta {
@@ -372,7 +372,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (85497u32, 88554u32),
+        contract: (85547u32, 88604u32),
         check: super::params::check_set_group_kick,
     },
     ActionMeta {
@@ -383,7 +383,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (88556u32, 91450u32),
+        contract: (88606u32, 91500u32),
         check: super::params::check_set_group_kick_members,
     },
     ActionMeta {
@@ -394,7 +394,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (91452u32, 93042u32),
+        contract: (91502u32, 93092u32),
         check: super::params::check_set_group_leave,
     },
     ActionMeta {
@@ -405,7 +405,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (93044u32, 94887u32),
+        contract: (93094u32, 94937u32),
         check: super::params::check_set_group_name,
     },
     ActionMeta {
@@ -416,7 +416,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (94889u32, 97383u32),
+        contract: (94939u32, 97433u32),
         check: super::params::check_set_group_portrait,
     },
     ActionMeta {
@@ -427,7 +427,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (97385u32, 99002u32),
+        contract: (97435u32, 99052u32),
         check: super::params::check_set_group_search,
     },
     ActionMeta {
@@ -438,7 +438,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (99004u32, 101590u32),
+        contract: (99054u32, 101640u32),
         check: super::params::check_set_group_special_title,
     },
     ActionMeta {
@@ -449,7 +449,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (101592u32, 103705u32),
+        contract: (101642u32, 103755u32),
         check: super::params::check_set_group_whole_ban,
     },
     ActionMeta {
@@ -460,7 +460,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "name"],
-        contract: (103707u32, 105913u32),
+        contract: (103757u32, 105963u32),
         check: super::params::check_create_group_file_folder,
     },
     ActionMeta {
@@ -471,7 +471,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (105915u32, 107852u32),
+        contract: (105965u32, 107902u32),
         check: super::params::check_delete_group_file,
     },
     ActionMeta {
@@ -482,7 +482,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (107854u32, 109714u32),
+        contract: (107904u32, 109764u32),
         check: super::params::check_delete_group_file_folder,
     },
     ActionMeta {
@@ -493,7 +493,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (109716u32, 112557u32),
+        contract: (109766u32, 112607u32),
         check: super::params::check_get_group_file_url,
     },
     ActionMeta {
@@ -504,7 +504,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (112559u32, 119496u32),
+        contract: (112609u32, 119546u32),
         check: super::params::check_get_group_files_by_folder,
     },
     ActionMeta {
@@ -515,7 +515,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (119498u32, 125263u32),
+        contract: (119548u32, 125313u32),
         check: super::params::check_get_group_root_files,
     },
     ActionMeta {
@@ -526,7 +526,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["file_id"],
-        contract: (125265u32, 128186u32),
+        contract: (125315u32, 128236u32),
         check: super::params::check_get_private_file_url,
     },
     ActionMeta {
@@ -537,7 +537,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "parent_directory", "target_directory"],
-        contract: (128188u32, 131102u32),
+        contract: (128238u32, 131152u32),
         check: super::params::check_move_group_file,
     },
     ActionMeta {
@@ -548,7 +548,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "new_name"],
-        contract: (131104u32, 134201u32),
+        contract: (131154u32, 134251u32),
         check: super::params::check_rename_group_file,
     },
     ActionMeta {
@@ -559,7 +559,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (134203u32, 137360u32),
+        contract: (134253u32, 137410u32),
         check: super::params::check_rename_group_file_folder,
     },
     ActionMeta {
@@ -570,7 +570,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (137362u32, 142903u32),
+        contract: (137412u32, 142953u32),
         check: super::params::check_upload_group_file,
     },
     ActionMeta {
@@ -581,7 +581,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id", "file"],
-        contract: (142905u32, 146980u32),
+        contract: (142955u32, 147030u32),
         check: super::params::check_upload_private_file,
     },
     ActionMeta {
@@ -592,7 +592,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (146982u32, 149238u32),
+        contract: (147032u32, 149288u32),
         check: super::params::check_set_friend_add_request,
     },
     ActionMeta {
@@ -603,7 +603,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (149240u32, 153341u32),
+        contract: (149290u32, 153391u32),
         check: super::params::check_set_group_add_request,
     },
     ActionMeta {
@@ -614,7 +614,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (153343u32, 154562u32),
+        contract: (153393u32, 154612u32),
         check: super::params::check_dot_get_word_slices,
     },
     ActionMeta {
@@ -625,7 +625,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (154564u32, 157339u32),
+        contract: (154614u32, 157389u32),
         check: super::params::check_under_del_group_notice,
     },
     ActionMeta {
@@ -636,7 +636,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (157341u32, 161491u32),
+        contract: (157391u32, 161541u32),
         check: super::params::check_under_get_group_notice,
     },
     ActionMeta {
@@ -647,7 +647,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (161493u32, 163694u32),
+        contract: (161543u32, 163744u32),
         check: super::params::check_under_get_model_show,
     },
     ActionMeta {
@@ -658,7 +658,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (163696u32, 164952u32),
+        contract: (163746u32, 165002u32),
         check: super::params::check_under_mark_all_as_read,
     },
     ActionMeta {
@@ -669,7 +669,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "content"],
-        contract: (164954u32, 169135u32),
+        contract: (165004u32, 169185u32),
         check: super::params::check_under_send_group_notice,
     },
     ActionMeta {
@@ -680,7 +680,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (169137u32, 170160u32),
+        contract: (169187u32, 170210u32),
         check: super::params::check_under_set_model_show,
     },
     ActionMeta {
@@ -691,7 +691,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (170162u32, 172391u32),
+        contract: (170212u32, 172441u32),
         check: super::params::check_add_custom_face,
     },
     ActionMeta {
@@ -702,7 +702,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (172393u32, 173661u32),
+        contract: (172443u32, 173711u32),
         check: super::params::check_bot_exit,
     },
     ActionMeta {
@@ -713,7 +713,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (173663u32, 176082u32),
+        contract: (173713u32, 176132u32),
         check: super::params::check_cancel_group_todo,
     },
     ActionMeta {
@@ -724,7 +724,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (176084u32, 177348u32),
+        contract: (176134u32, 177398u32),
         check: super::params::check_check_url_safely,
     },
     ActionMeta {
@@ -735,7 +735,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (177350u32, 178279u32),
+        contract: (177400u32, 178329u32),
         check: super::params::check_clean_cache,
     },
     ActionMeta {
@@ -746,7 +746,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "bot_appid", "msg_seq"],
-        contract: (178281u32, 182968u32),
+        contract: (178331u32, 183043u32),
         check: super::params::check_click_inline_keyboard_button,
     },
     ActionMeta {
@@ -757,7 +757,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (182970u32, 185413u32),
+        contract: (183045u32, 185488u32),
         check: super::params::check_complete_group_todo,
     },
     ActionMeta {
@@ -768,7 +768,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (185415u32, 186473u32),
+        contract: (185490u32, 186548u32),
         check: super::params::check_create_collection,
     },
     ActionMeta {
@@ -779,7 +779,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (186475u32, 190290u32),
+        contract: (186550u32, 190393u32),
         check: super::params::check_create_flash_task,
     },
     ActionMeta {
@@ -790,7 +790,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (190292u32, 191933u32),
+        contract: (190395u32, 192036u32),
         check: super::params::check_delete_custom_face,
     },
     ActionMeta {
@@ -801,7 +801,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (191935u32, 193903u32),
+        contract: (192038u32, 194006u32),
         check: super::params::check_delete_essence_msg,
     },
     ActionMeta {
@@ -812,7 +812,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (193905u32, 195444u32),
+        contract: (194008u32, 195547u32),
         check: super::params::check_delete_flash_file,
     },
     ActionMeta {
@@ -823,7 +823,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (195446u32, 197526u32),
+        contract: (195549u32, 197629u32),
         check: super::params::check_delete_group_folder,
     },
     ActionMeta {
@@ -834,7 +834,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (197528u32, 202147u32),
+        contract: (197631u32, 202250u32),
         check: super::params::check_download_file,
     },
     ActionMeta {
@@ -845,7 +845,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (202149u32, 205580u32),
+        contract: (202252u32, 205683u32),
         check: super::params::check_download_fileset,
     },
     ActionMeta {
@@ -856,7 +856,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (205582u32, 208073u32),
+        contract: (205685u32, 208176u32),
         check: super::params::check_fetch_custom_face,
     },
     ActionMeta {
@@ -867,7 +867,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["message_id", "emojiId"],
-        contract: (208075u32, 213746u32),
+        contract: (208178u32, 213849u32),
         check: super::params::check_fetch_emoji_like,
     },
     ActionMeta {
@@ -878,7 +878,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (213748u32, 216854u32),
+        contract: (213851u32, 216991u32),
         check: super::params::check_fetch_ptt_text,
     },
     ActionMeta {
@@ -889,7 +889,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "user_id"],
-        contract: (216856u32, 219649u32),
+        contract: (216993u32, 219786u32),
         check: super::params::check_forward_friend_single_msg,
     },
     ActionMeta {
@@ -900,7 +900,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "group_id"],
-        contract: (219651u32, 222458u32),
+        contract: (219788u32, 222595u32),
         check: super::params::check_forward_group_single_msg,
     },
     ActionMeta {
@@ -911,7 +911,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (222460u32, 224312u32),
+        contract: (222597u32, 224449u32),
         check: super::params::check_friend_poke,
     },
     ActionMeta {
@@ -922,7 +922,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (224314u32, 227448u32),
+        contract: (224451u32, 227585u32),
         check: super::params::check_get_ai_characters,
     },
     ActionMeta {
@@ -933,7 +933,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (227450u32, 230536u32),
+        contract: (227587u32, 230673u32),
         check: super::params::check_get_ai_record,
     },
     ActionMeta {
@@ -944,7 +944,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (230538u32, 232346u32),
+        contract: (230675u32, 232483u32),
         check: super::params::check_get_clientkey,
     },
     ActionMeta {
@@ -955,7 +955,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (232348u32, 233486u32),
+        contract: (232485u32, 233623u32),
         check: super::params::check_get_collection_list,
     },
     ActionMeta {
@@ -966,7 +966,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (233488u32, 235614u32),
+        contract: (233625u32, 235751u32),
         check: super::params::check_get_cookies,
     },
     ActionMeta {
@@ -977,7 +977,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (235616u32, 237966u32),
+        contract: (235753u32, 238103u32),
         check: super::params::check_get_credentials,
     },
     ActionMeta {
@@ -988,7 +988,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (237968u32, 239288u32),
+        contract: (238105u32, 239425u32),
         check: super::params::check_get_csrf_token,
     },
     ActionMeta {
@@ -999,7 +999,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (239290u32, 241931u32),
+        contract: (239427u32, 242068u32),
         check: super::params::check_get_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1010,7 +1010,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (241933u32, 245231u32),
+        contract: (242070u32, 245368u32),
         check: super::params::check_get_emoji_likes,
     },
     ActionMeta {
@@ -1021,7 +1021,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (245233u32, 249284u32),
+        contract: (245370u32, 249421u32),
         check: super::params::check_get_essence_msg_list,
     },
     ActionMeta {
@@ -1032,7 +1032,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (249286u32, 252601u32),
+        contract: (249423u32, 252738u32),
         check: super::params::check_get_file,
     },
     ActionMeta {
@@ -1043,7 +1043,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["share_code"],
-        contract: (252603u32, 255022u32),
+        contract: (252740u32, 255159u32),
         check: super::params::check_get_fileset_id,
     },
     ActionMeta {
@@ -1054,7 +1054,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (255024u32, 258383u32),
+        contract: (255161u32, 258520u32),
         check: super::params::check_get_fileset_info,
     },
     ActionMeta {
@@ -1065,7 +1065,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (258385u32, 261072u32),
+        contract: (258522u32, 261209u32),
         check: super::params::check_get_flash_file_list,
     },
     ActionMeta {
@@ -1076,7 +1076,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (261074u32, 264070u32),
+        contract: (261211u32, 264207u32),
         check: super::params::check_get_flash_file_url,
     },
     ActionMeta {
@@ -1087,7 +1087,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (264072u32, 272087u32),
+        contract: (264209u32, 272224u32),
         check: super::params::check_get_forward_msg,
     },
     ActionMeta {
@@ -1098,7 +1098,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (272089u32, 277681u32),
+        contract: (272226u32, 277818u32),
         check: super::params::check_get_friend_msg_history,
     },
     ActionMeta {
@@ -1109,7 +1109,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (277683u32, 279368u32),
+        contract: (277820u32, 279505u32),
         check: super::params::check_get_friends_with_category,
     },
     ActionMeta {
@@ -1120,7 +1120,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (279370u32, 281361u32),
+        contract: (279507u32, 281498u32),
         check: super::params::check_get_group_at_all_remain,
     },
     ActionMeta {
@@ -1131,7 +1131,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (281363u32, 284069u32),
+        contract: (281500u32, 284206u32),
         check: super::params::check_get_group_detail_info,
     },
     ActionMeta {
@@ -1142,7 +1142,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (284071u32, 286446u32),
+        contract: (284208u32, 286583u32),
         check: super::params::check_get_group_file_system_info,
     },
     ActionMeta {
@@ -1153,7 +1153,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (286448u32, 289166u32),
+        contract: (286585u32, 289303u32),
         check: super::params::check_get_group_ignore_add_request,
     },
     ActionMeta {
@@ -1164,7 +1164,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (289168u32, 292223u32),
+        contract: (289305u32, 292360u32),
         check: super::params::check_get_group_ignored_notifies,
     },
     ActionMeta {
@@ -1175,7 +1175,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (292225u32, 294896u32),
+        contract: (292362u32, 295033u32),
         check: super::params::check_get_group_info_ex,
     },
     ActionMeta {
@@ -1186,7 +1186,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (294898u32, 300310u32),
+        contract: (295035u32, 300447u32),
         check: super::params::check_get_group_msg_history,
     },
     ActionMeta {
@@ -1197,7 +1197,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (300312u32, 302531u32),
+        contract: (300449u32, 302668u32),
         check: super::params::check_get_group_shut_list,
     },
     ActionMeta {
@@ -1208,7 +1208,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (302533u32, 304856u32),
+        contract: (302670u32, 304993u32),
         check: super::params::check_get_group_signed_list,
     },
     ActionMeta {
@@ -1219,7 +1219,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (304858u32, 307810u32),
+        contract: (304995u32, 307947u32),
         check: super::params::check_get_image,
     },
     ActionMeta {
@@ -1230,7 +1230,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (307812u32, 313979u32),
+        contract: (307949u32, 314116u32),
         check: super::params::check_get_mini_app_ark,
     },
     ActionMeta {
@@ -1241,7 +1241,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (313981u32, 315357u32),
+        contract: (314118u32, 315494u32),
         check: super::params::check_get_online_clients,
     },
     ActionMeta {
@@ -1252,7 +1252,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (315359u32, 320611u32),
+        contract: (315496u32, 320748u32),
         check: super::params::check_get_profile_like,
     },
     ActionMeta {
@@ -1263,7 +1263,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (320613u32, 322279u32),
+        contract: (320750u32, 322416u32),
         check: super::params::check_get_recent_contact,
     },
     ActionMeta {
@@ -1274,7 +1274,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (322281u32, 327021u32),
+        contract: (322418u32, 327158u32),
         check: super::params::check_get_record,
     },
     ActionMeta {
@@ -1285,7 +1285,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (327023u32, 329187u32),
+        contract: (327160u32, 329324u32),
         check: super::params::check_get_rkey,
     },
     ActionMeta {
@@ -1296,7 +1296,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (329189u32, 331385u32),
+        contract: (329326u32, 331522u32),
         check: super::params::check_get_rkey_server,
     },
     ActionMeta {
@@ -1307,7 +1307,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (331387u32, 333206u32),
+        contract: (331524u32, 333343u32),
         check: super::params::check_get_share_link,
     },
     ActionMeta {
@@ -1318,7 +1318,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (333208u32, 335565u32),
+        contract: (333345u32, 335702u32),
         check: super::params::check_get_unidirectional_friend_list,
     },
     ActionMeta {
@@ -1329,7 +1329,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (335567u32, 337511u32),
+        contract: (335704u32, 337648u32),
         check: super::params::check_group_poke,
     },
     ActionMeta {
@@ -1340,7 +1340,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (337513u32, 339774u32),
+        contract: (337650u32, 339911u32),
         check: super::params::check_list_filesets,
     },
     ActionMeta {
@@ -1351,7 +1351,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (339776u32, 342246u32),
+        contract: (339913u32, 342383u32),
         check: super::params::check_mark_group_msg_as_read,
     },
     ActionMeta {
@@ -1362,7 +1362,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (342248u32, 344883u32),
+        contract: (342385u32, 345020u32),
         check: super::params::check_mark_msg_as_read,
     },
     ActionMeta {
@@ -1373,7 +1373,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (344885u32, 347624u32),
+        contract: (345022u32, 347761u32),
         check: super::params::check_mark_private_msg_as_read,
     },
     ActionMeta {
@@ -1384,7 +1384,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (347626u32, 349582u32),
+        contract: (347763u32, 349719u32),
         check: super::params::check_modify_custom_face,
     },
     ActionMeta {
@@ -1395,7 +1395,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (349584u32, 351183u32),
+        contract: (349721u32, 351320u32),
         check: super::params::check_move_custom_face_to_front,
     },
     ActionMeta {
@@ -1406,7 +1406,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (351185u32, 352402u32),
+        contract: (351322u32, 352539u32),
         check: super::params::check_nc_get_packet_status,
     },
     ActionMeta {
@@ -1417,7 +1417,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (352404u32, 354503u32),
+        contract: (352541u32, 354640u32),
         check: super::params::check_nc_get_user_status,
     },
     ActionMeta {
@@ -1428,7 +1428,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["image"],
-        contract: (354505u32, 358575u32),
+        contract: (354642u32, 358712u32),
         check: super::params::check_ocr_image,
     },
     ActionMeta {
@@ -1439,7 +1439,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["fileset_id", "new_name"],
-        contract: (358577u32, 360388u32),
+        contract: (358714u32, 360525u32),
         check: super::params::check_rename_flash_file,
     },
     ActionMeta {
@@ -1450,7 +1450,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["db_path"],
-        contract: (360390u32, 362828u32),
+        contract: (360527u32, 362965u32),
         check: super::params::check_request_decrypt_key,
     },
     ActionMeta {
@@ -1461,7 +1461,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (362830u32, 366381u32),
+        contract: (362967u32, 366518u32),
         check: super::params::check_send_ark_share,
     },
     ActionMeta {
@@ -1472,7 +1472,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (366383u32, 369714u32),
+        contract: (366520u32, 369851u32),
         check: super::params::check_send_flash_msg,
     },
     ActionMeta {
@@ -1483,7 +1483,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (369716u32, 381404u32),
+        contract: (369853u32, 381541u32),
         check: super::params::check_send_forward_msg,
     },
     ActionMeta {
@@ -1494,7 +1494,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (381406u32, 384722u32),
+        contract: (381543u32, 384859u32),
         check: super::params::check_send_group_ai_record,
     },
     ActionMeta {
@@ -1505,7 +1505,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (384724u32, 386808u32),
+        contract: (384861u32, 386945u32),
         check: super::params::check_send_group_ark_share,
     },
     ActionMeta {
@@ -1516,7 +1516,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (386810u32, 396190u32),
+        contract: (386947u32, 396327u32),
         check: super::params::check_send_group_forward_msg,
     },
     ActionMeta {
@@ -1527,7 +1527,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (396192u32, 398074u32),
+        contract: (396329u32, 398211u32),
         check: super::params::check_send_like,
     },
     ActionMeta {
@@ -1538,7 +1538,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["cmd"],
-        contract: (398076u32, 401280u32),
+        contract: (398213u32, 401444u32),
         check: super::params::check_send_packet,
     },
     ActionMeta {
@@ -1549,7 +1549,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (401282u32, 403159u32),
+        contract: (401446u32, 403323u32),
         check: super::params::check_send_poke,
     },
     ActionMeta {
@@ -1560,7 +1560,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (403161u32, 412682u32),
+        contract: (403325u32, 412846u32),
         check: super::params::check_send_private_forward_msg,
     },
     ActionMeta {
@@ -1571,7 +1571,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["face_id"],
-        contract: (412684u32, 414979u32),
+        contract: (412848u32, 415143u32),
         check: super::params::check_set_diy_online_status,
     },
     ActionMeta {
@@ -1582,7 +1582,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (414981u32, 417242u32),
+        contract: (415145u32, 417406u32),
         check: super::params::check_set_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1593,7 +1593,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (417244u32, 419026u32),
+        contract: (417408u32, 419190u32),
         check: super::params::check_set_essence_msg,
     },
     ActionMeta {
@@ -1604,7 +1604,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id", "remark"],
-        contract: (419028u32, 420580u32),
+        contract: (419192u32, 420744u32),
         check: super::params::check_set_friend_remark,
     },
     ActionMeta {
@@ -1615,7 +1615,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "code"],
-        contract: (420582u32, 423860u32),
+        contract: (420746u32, 424024u32),
         check: super::params::check_set_group_reaction,
     },
     ActionMeta {
@@ -1626,7 +1626,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "remark"],
-        contract: (423862u32, 425464u32),
+        contract: (424026u32, 425628u32),
         check: super::params::check_set_group_remark,
     },
     ActionMeta {
@@ -1637,7 +1637,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (425466u32, 427949u32),
+        contract: (425630u32, 428113u32),
         check: super::params::check_set_group_robot_add_option,
     },
     ActionMeta {
@@ -1648,7 +1648,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (427951u32, 429644u32),
+        contract: (428115u32, 429808u32),
         check: super::params::check_set_group_sign,
     },
     ActionMeta {
@@ -1659,7 +1659,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (429646u32, 431876u32),
+        contract: (429810u32, 432040u32),
         check: super::params::check_set_group_todo,
     },
     ActionMeta {
@@ -1670,7 +1670,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (431878u32, 434001u32),
+        contract: (432042u32, 434165u32),
         check: super::params::check_set_input_status,
     },
     ActionMeta {
@@ -1681,7 +1681,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (434003u32, 436518u32),
+        contract: (434167u32, 436682u32),
         check: super::params::check_set_msg_emoji_like,
     },
     ActionMeta {
@@ -1692,7 +1692,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["status"],
-        contract: (436520u32, 438922u32),
+        contract: (436684u32, 439086u32),
         check: super::params::check_set_online_status,
     },
     ActionMeta {
@@ -1703,7 +1703,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (438924u32, 440830u32),
+        contract: (439088u32, 440994u32),
         check: super::params::check_set_qq_avatar,
     },
     ActionMeta {
@@ -1714,7 +1714,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (440832u32, 442454u32),
+        contract: (440996u32, 442618u32),
         check: super::params::check_set_qq_profile,
     },
     ActionMeta {
@@ -1725,7 +1725,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (442456u32, 443583u32),
+        contract: (442620u32, 443747u32),
         check: super::params::check_set_restart,
     },
     ActionMeta {
@@ -1736,7 +1736,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (443585u32, 445716u32),
+        contract: (443749u32, 445880u32),
         check: super::params::check_set_self_longnick,
     },
     ActionMeta {
@@ -1747,7 +1747,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (445718u32, 447744u32),
+        contract: (445882u32, 447908u32),
         check: super::params::check_share_group_ex,
     },
     ActionMeta {
@@ -1758,7 +1758,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (447746u32, 451237u32),
+        contract: (447910u32, 451401u32),
         check: super::params::check_share_peer,
     },
     ActionMeta {
@@ -1769,7 +1769,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (451239u32, 453462u32),
+        contract: (451403u32, 453626u32),
         check: super::params::check_trans_group_file,
     },
     ActionMeta {
@@ -1780,7 +1780,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (453464u32, 455356u32),
+        contract: (453628u32, 455544u32),
         check: super::params::check_translate_en2zh,
     },
     ActionMeta {
@@ -1791,7 +1791,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (455358u32, 463268u32),
+        contract: (455546u32, 463456u32),
         check: super::params::check_upload_forward_msg,
     },
     ActionMeta {
@@ -1802,7 +1802,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (463270u32, 470461u32),
+        contract: (463458u32, 470649u32),
         check: super::params::check_upload_foward_msg,
     },
     ActionMeta {
@@ -1813,7 +1813,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (470463u32, 473708u32),
+        contract: (470651u32, 473896u32),
         check: super::params::check_cancel_group_album_media_like,
     },
     ActionMeta {
@@ -1824,7 +1824,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc"],
-        contract: (473710u32, 476258u32),
+        contract: (473898u32, 476446u32),
         check: super::params::check_del_group_album_media,
     },
     ActionMeta {
@@ -1835,7 +1835,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc", "content"],
-        contract: (476260u32, 480375u32),
+        contract: (476448u32, 480563u32),
         check: super::params::check_do_group_album_comment,
     },
     ActionMeta {
@@ -1846,7 +1846,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (480377u32, 482996u32),
+        contract: (480565u32, 483184u32),
         check: super::params::check_get_group_album_list,
     },
     ActionMeta {
@@ -1857,7 +1857,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id", "album_id"],
-        contract: (482998u32, 489621u32),
+        contract: (483186u32, 489809u32),
         check: super::params::check_get_group_album_media_list,
     },
     ActionMeta {
@@ -1868,7 +1868,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (489623u32, 492586u32),
+        contract: (489811u32, 492774u32),
         check: super::params::check_get_qun_album_list,
     },
     ActionMeta {
@@ -1879,7 +1879,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (492588u32, 495947u32),
+        contract: (492776u32, 496135u32),
         check: super::params::check_set_group_album_media_like,
     },
     ActionMeta {
@@ -1890,7 +1890,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "album_name", "file"],
-        contract: (495949u32, 499608u32),
+        contract: (496137u32, 499796u32),
         check: super::params::check_upload_image_to_qun_album,
     },
     ActionMeta {
@@ -1901,7 +1901,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid", "content"],
-        contract: (499610u32, 503173u32),
+        contract: (499798u32, 503361u32),
         check: super::params::check_comment_qzone,
     },
     ActionMeta {
@@ -1912,7 +1912,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (503175u32, 504657u32),
+        contract: (503363u32, 504845u32),
         check: super::params::check_delete_qzone_msg,
     },
     ActionMeta {
@@ -1923,7 +1923,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (504659u32, 508442u32),
+        contract: (504847u32, 508630u32),
         check: super::params::check_get_qzone_feeds,
     },
     ActionMeta {
@@ -1934,7 +1934,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (508444u32, 512933u32),
+        contract: (508632u32, 513121u32),
         check: super::params::check_get_qzone_msg_list,
     },
     ActionMeta {
@@ -1945,7 +1945,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (512935u32, 515442u32),
+        contract: (513123u32, 515630u32),
         check: super::params::check_like_qzone,
     },
     ActionMeta {
@@ -1956,7 +1956,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["content"],
-        contract: (515444u32, 520315u32),
+        contract: (515632u32, 520503u32),
         check: super::params::check_send_qzone_msg,
     },
     ActionMeta {
@@ -1967,7 +1967,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (520317u32, 522718u32),
+        contract: (520505u32, 522906u32),
         check: super::params::check_unlike_qzone,
     },
     ActionMeta {
@@ -1978,7 +1978,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (522720u32, 524615u32),
+        contract: (522908u32, 524803u32),
         check: super::params::check_clean_stream_temp_file,
     },
     ActionMeta {
@@ -1989,7 +1989,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (524617u32, 531712u32),
+        contract: (524805u32, 531900u32),
         check: super::params::check_download_file_image_stream,
     },
     ActionMeta {
@@ -2000,7 +2000,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (531714u32, 538898u32),
+        contract: (531902u32, 539086u32),
         check: super::params::check_download_file_record_stream,
     },
     ActionMeta {
@@ -2011,7 +2011,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::Download,
         required: &[],
-        contract: (538900u32, 548006u32),
+        contract: (539088u32, 548194u32),
         check: super::params::check_download_file_stream,
     },
     ActionMeta {
@@ -2022,7 +2022,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: true,
         stream: StreamKind::Frames,
         required: &[],
-        contract: (548008u32, 551827u32),
+        contract: (548196u32, 552015u32),
         check: super::params::check_test_download_stream,
     },
     ActionMeta {
@@ -2033,7 +2033,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         read_only: false,
         stream: StreamKind::Upload,
         required: &["stream_id"],
-        contract: (551829u32, 566135u32),
+        contract: (552017u32, 566323u32),
         check: super::params::check_upload_file_stream,
     },
 ];

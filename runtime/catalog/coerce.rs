@@ -1,6 +1,8 @@
 //! SnowLuma's param coercion, as its action kit applies it: only an absent key is missing
-//! (`null` is a present, invalid value), numeric strings count as integers, fractions are
-//! truncated, booleans accept `yes/no/on/off/1/0`, and unknown keys are ignored. The generated
+//! (`null` is a present, invalid value), numeric strings count as numbers exactly when
+//! JavaScript's `Number()` reads them (see js_number.rs), fractions are truncated, booleans
+//! accept `yes/no/on/off/1/0`, and unknown keys are ignored. One deliberate difference:
+//! integers beyond 2^53 - 1 are refused rather than rounded (spec/README.md). The generated
 //! parameter structs are built from these pieces, and errors read like SnowLuma's own
 //! (`group_id: must be >= 1`).
 
