@@ -40,7 +40,7 @@ fn contracts(c: &mut Criterion) {
 }
 
 fn listing(c: &mut Criterion) {
-    c.bench_function("list_actions full (177 compact entries, serialized)", |b| {
+    c.bench_function("list_actions full (178 compact entries, serialized)", |b| {
         b.iter(|| {
             let entries = ACTIONS.iter().map(|a| a.compact()).collect();
             serde_json::to_string(&Page::default().render(entries)).unwrap()

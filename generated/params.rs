@@ -92,6 +92,38 @@ impl FromParams for GetVersionInfoParams {
 pub fn check_get_version_info(params: &Map<String, Value>) -> Result<(), ParamError> {
     GetVersionInfoParams::from_params(params).map(drop)
 }
+/// `.handle_quick_operation`: 对一个上报事件执行快速操作：回复、撤回、禁言、踢出，或答复好友与入群申请 (quick operation on an event — reply, recall, mute, kick, approve)
+#[derive(Debug, Clone, Serialize)]
+pub struct DotHandleQuickOperationParams {
+    /// `context`: 要处理的事件对象，原样取自 OneBot 上报（至少含 post_type，以及对应的 message_type / group_id / user_id / message_id / flag 等字段）
+    #[serde(rename = "context")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<Raw>,
+    /// `operation`: 快速操作对象，例如 {reply, at_sender, auto_escape, delete, ban, ban_duration, kick, reject_add_request} 或 {approve, remark, reason}
+    #[serde(rename = "operation")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<Raw>,
+    /// Keys the catalog does not declare; SnowLuma ignores them, they are kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+impl FromParams for DotHandleQuickOperationParams {
+    fn from_params(params: &Map<String, Value>) -> Result<Self, ParamError> {
+        let parsed = Self {
+            context: optional(params, "context", &Bounds::NONE)?,
+            operation: optional(params, "operation", &Bounds::NONE)?,
+            extra: unknown_keys(params, &["context", "operation"]),
+        };
+        check(params, "context", Check::Truthy)?;
+        check(params, "operation", Check::Truthy)?;
+        Ok(parsed)
+    }
+}
+pub fn check_dot_handle_quick_operation(
+    params: &Map<String, Value>,
+) -> Result<(), ParamError> {
+    DotHandleQuickOperationParams::from_params(params).map(drop)
+}
 /// `delete_msg`: 撤回一条消息 (recall / unsend a message)
 #[derive(Debug, Clone, Serialize)]
 pub struct DeleteMsgParams {
@@ -1847,14 +1879,6 @@ pub struct ClickInlineKeyboardButtonParams {
     /// `msg_seq`: 按钮所在消息的群内序号（message_seq，来自消息事件），不是 OneBot 的 message_id
     #[serde(rename = "msg_seq")]
     pub msg_seq: Uint,
-    /// `button_id`: 要点击的按钮 ID，取自消息键盘数据；实际必填，缺少或为空时返回 1400
-    #[serde(rename = "button_id")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub button_id: Option<Text>,
-    /// `callback_data`: 按钮携带的回调数据，原样转发给对方机器人；可省略，缺省为空字符串
-    #[serde(rename = "callback_data")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub callback_data: Option<Text>,
     /// Keys the catalog does not declare; SnowLuma ignores them, they are kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -1865,13 +1889,9 @@ impl FromParams for ClickInlineKeyboardButtonParams {
             group_id: required(params, "group_id", &Bounds::NONE)?,
             bot_appid: required(params, "bot_appid", &Bounds::NONE)?,
             msg_seq: required(params, "msg_seq", &Bounds::NONE)?,
-            button_id: optional(params, "button_id", &Bounds::NONE)?,
-            callback_data: optional(params, "callback_data", &Bounds::NONE)?,
-            extra: unknown_keys(
-                params,
-                &["group_id", "bot_appid", "msg_seq", "button_id", "callback_data"],
-            ),
+            extra: unknown_keys(params, &["group_id", "bot_appid", "msg_seq"]),
         };
+        check(params, "button_id", Check::Truthy)?;
         Ok(parsed)
     }
 }
@@ -1951,6 +1971,7 @@ impl FromParams for CreateFlashTaskParams {
             thumb_path: optional(params, "thumb_path", &Bounds::NONE)?,
             extra: unknown_keys(params, &["files", "name", "thumb_path"]),
         };
+        check(params, "files", Check::PathList)?;
         Ok(parsed)
     }
 }
@@ -2082,10 +2103,6 @@ pub struct DownloadFileParams {
     /// `name`: 保存的文件名，只取最后一段（目录部分会被去掉）；留空则用内容 MD5 作为文件名，同名文件会被覆盖
     #[serde(rename = "name")]
     pub name: Text,
-    /// `headers`: 下载 url 时附加的请求头；可为多行字符串（每行一个 Name=Value），或 "Name=Value" 字符串数组。注意分隔符是 = 而不是冒号
-    #[serde(rename = "headers")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub headers: Option<Raw>,
     /// Keys the catalog does not declare; SnowLuma ignores them, they are kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -2096,8 +2113,7 @@ impl FromParams for DownloadFileParams {
             url: defaulted(params, "url", &Bounds::NONE, || Text("".to_string()))?,
             base64: defaulted(params, "base64", &Bounds::NONE, || Text("".to_string()))?,
             name: defaulted(params, "name", &Bounds::NONE, || Text("".to_string()))?,
-            headers: optional(params, "headers", &Bounds::NONE)?,
-            extra: unknown_keys(params, &["url", "base64", "name", "headers"]),
+            extra: unknown_keys(params, &["url", "base64", "name"]),
         };
         any_of(
             params,
@@ -2258,6 +2274,7 @@ impl FromParams for FetchPttTextParams {
             )?,
             extra: unknown_keys(params, &["message_id"]),
         };
+        check(params, "message_id", Check::NonZeroNumber)?;
         Ok(parsed)
     }
 }
@@ -2803,10 +2820,6 @@ pub struct GetForwardMsgParams {
     #[serde(rename = "id")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<Text>,
-    /// `message_id`: 未在 SnowLuma 参数表中声明、但会被读取：没有 id 时使用。为正整数时在本地消息库中查找该消息并取其 forward 段的 id；为负数或非数字字符串时直接当作 res id 使用（负的哈希消息 ID 因此会失败，请改用 id）。
-    #[serde(rename = "message_id")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message_id: Option<Raw>,
     /// Keys the catalog does not declare; SnowLuma ignores them, they are kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -2815,8 +2828,7 @@ impl FromParams for GetForwardMsgParams {
     fn from_params(params: &Map<String, Value>) -> Result<Self, ParamError> {
         let parsed = Self {
             id: optional(params, "id", &Bounds::NONE)?,
-            message_id: optional(params, "message_id", &Bounds::NONE)?,
-            extra: unknown_keys(params, &["id", "message_id"]),
+            extra: unknown_keys(params, &["id"]),
         };
         any_of(
             params,
@@ -3148,34 +3160,6 @@ pub fn check_get_image(params: &Map<String, Value>) -> Result<(), ParamError> {
 /// `get_mini_app_ark`: 生成 B 站或微博小程序分享卡片的 ark 数据，供之后作为 json 消息发送 (mini app ark card)
 #[derive(Debug, Clone, Serialize)]
 pub struct GetMiniAppArkParams {
-    /// `type`: 小程序类型，bili（默认，哔哩哔哩）或 weibo；其他值会失败
-    #[serde(rename = "type")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub type_: Option<Text>,
-    /// `title`: 卡片标题，默认空字符串
-    #[serde(rename = "title")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<Text>,
-    /// `desc`: 卡片描述文字，默认空字符串
-    #[serde(rename = "desc")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub desc: Option<Text>,
-    /// `picUrl`: 卡片预览图的 http(s) 地址；与 pic_url 二选一，本字段优先
-    #[serde(rename = "picUrl")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pic_url: Option<Text>,
-    /// `pic_url`: 同 picUrl 的下划线写法，picUrl 为空时使用
-    #[serde(rename = "pic_url")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pic_url_alt: Option<Text>,
-    /// `jumpUrl`: 点击卡片后跳转的小程序页面路径或链接；与 jump_url 二选一，本字段优先
-    #[serde(rename = "jumpUrl")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jump_url: Option<Text>,
-    /// `jump_url`: 同 jumpUrl 的下划线写法，jumpUrl 为空时使用
-    #[serde(rename = "jump_url")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jump_url_alt: Option<Text>,
     /// Keys the catalog does not declare; SnowLuma ignores them, they are kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -3183,17 +3167,7 @@ pub struct GetMiniAppArkParams {
 impl FromParams for GetMiniAppArkParams {
     fn from_params(params: &Map<String, Value>) -> Result<Self, ParamError> {
         let parsed = Self {
-            type_: optional(params, "type", &Bounds::NONE)?,
-            title: optional(params, "title", &Bounds::NONE)?,
-            desc: optional(params, "desc", &Bounds::NONE)?,
-            pic_url: optional(params, "picUrl", &Bounds::NONE)?,
-            pic_url_alt: optional(params, "pic_url", &Bounds::NONE)?,
-            jump_url: optional(params, "jumpUrl", &Bounds::NONE)?,
-            jump_url_alt: optional(params, "jump_url", &Bounds::NONE)?,
-            extra: unknown_keys(
-                params,
-                &["type", "title", "desc", "picUrl", "pic_url", "jumpUrl", "jump_url"],
-            ),
+            extra: unknown_keys(params, &[]),
         };
         Ok(parsed)
     }
@@ -3882,34 +3856,6 @@ pub struct SendForwardMsgParams {
     #[serde(rename = "message")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<Message>,
-    /// `message_type`: 目标类型，"group" 发群、"private" 发私聊；其他值或不填时按 group_id / user_id 判断
-    #[serde(rename = "message_type")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message_type: Option<Text>,
-    /// `group_id`: 目标群号；大于 0 时发往群，0 或不填表示不走群分支（不会报错）
-    #[serde(rename = "group_id")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub group_id: Option<Int>,
-    /// `user_id`: 目标用户 QQ 号；在没有走群分支时，大于 0 则私聊发送，0 或不填表示不走私聊分支
-    #[serde(rename = "user_id")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_id: Option<Int>,
-    /// `source`: 转发卡片顶部的标题（如“群聊的聊天记录”），不填时根据节点自动生成
-    #[serde(rename = "source")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<Text>,
-    /// `summary`: 卡片底部的摘要文字，不填时为“查看N条转发消息”
-    #[serde(rename = "summary")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<Text>,
-    /// `prompt`: 会话列表和通知里显示的预览文字，不填时为“[聊天记录]”
-    #[serde(rename = "prompt")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<Text>,
-    /// `news`: 卡片中间的预览行，数组，元素为字符串或 {text} 对象；不填或全为空时根据节点内容自动生成
-    #[serde(rename = "news")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub news: Option<Raw>,
     /// Keys the catalog does not declare; SnowLuma ignores them, they are kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -3919,27 +3865,7 @@ impl FromParams for SendForwardMsgParams {
         let parsed = Self {
             messages: optional(params, "messages", &Bounds::NONE)?,
             message: optional(params, "message", &Bounds::NONE)?,
-            message_type: optional(params, "message_type", &Bounds::NONE)?,
-            group_id: optional(params, "group_id", &Bounds::NONE)?,
-            user_id: optional(params, "user_id", &Bounds::NONE)?,
-            source: optional(params, "source", &Bounds::NONE)?,
-            summary: optional(params, "summary", &Bounds::NONE)?,
-            prompt: optional(params, "prompt", &Bounds::NONE)?,
-            news: optional(params, "news", &Bounds::NONE)?,
-            extra: unknown_keys(
-                params,
-                &[
-                    "messages",
-                    "message",
-                    "message_type",
-                    "group_id",
-                    "user_id",
-                    "source",
-                    "summary",
-                    "prompt",
-                    "news",
-                ],
-            ),
+            extra: unknown_keys(params, &["messages", "message"]),
         };
         any_of(
             params,
@@ -4069,22 +3995,6 @@ pub struct SendGroupForwardMsgParams {
     #[serde(rename = "message")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<Message>,
-    /// `source`: 转发卡片顶部的标题（如“群聊的聊天记录”），不填时根据节点自动生成
-    #[serde(rename = "source")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<Text>,
-    /// `summary`: 卡片底部的摘要文字，不填时为“查看N条转发消息”
-    #[serde(rename = "summary")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<Text>,
-    /// `prompt`: 会话列表和通知里显示的预览文字，不填时为“[聊天记录]”
-    #[serde(rename = "prompt")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<Text>,
-    /// `news`: 卡片中间的预览行，数组，元素为字符串或 {text} 对象；不填或全为空时根据节点内容自动生成
-    #[serde(rename = "news")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub news: Option<Raw>,
     /// Keys the catalog does not declare; SnowLuma ignores them, they are kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -4095,22 +4005,7 @@ impl FromParams for SendGroupForwardMsgParams {
             group_id: required(params, "group_id", &Bounds::NONE)?,
             messages: optional(params, "messages", &Bounds::NONE)?,
             message: optional(params, "message", &Bounds::NONE)?,
-            source: optional(params, "source", &Bounds::NONE)?,
-            summary: optional(params, "summary", &Bounds::NONE)?,
-            prompt: optional(params, "prompt", &Bounds::NONE)?,
-            news: optional(params, "news", &Bounds::NONE)?,
-            extra: unknown_keys(
-                params,
-                &[
-                    "group_id",
-                    "messages",
-                    "message",
-                    "source",
-                    "summary",
-                    "prompt",
-                    "news",
-                ],
-            ),
+            extra: unknown_keys(params, &["group_id", "messages", "message"]),
         };
         any_of(
             params,
@@ -4190,6 +4085,7 @@ impl FromParams for SendPacketParams {
             rsp: defaulted(params, "rsp", &Bounds::NONE, || Flag(true))?,
             extra: unknown_keys(params, &["cmd", "data", "rsp"]),
         };
+        check(params, "data", Check::EvenHex)?;
         Ok(parsed)
     }
 }
@@ -4244,22 +4140,6 @@ pub struct SendPrivateForwardMsgParams {
     #[serde(rename = "message")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<Message>,
-    /// `source`: 转发卡片顶部的标题（如“群聊的聊天记录”），不填时根据节点自动生成
-    #[serde(rename = "source")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<Text>,
-    /// `summary`: 卡片底部的摘要文字，不填时为“查看N条转发消息”
-    #[serde(rename = "summary")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<Text>,
-    /// `prompt`: 会话列表和通知里显示的预览文字，不填时为“[聊天记录]”
-    #[serde(rename = "prompt")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<Text>,
-    /// `news`: 卡片中间的预览行，数组，元素为字符串或 {text} 对象；不填或全为空时根据节点内容自动生成
-    #[serde(rename = "news")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub news: Option<Raw>,
     /// Keys the catalog does not declare; SnowLuma ignores them, they are kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -4270,22 +4150,7 @@ impl FromParams for SendPrivateForwardMsgParams {
             user_id: required(params, "user_id", &Bounds::NONE)?,
             messages: optional(params, "messages", &Bounds::NONE)?,
             message: optional(params, "message", &Bounds::NONE)?,
-            source: optional(params, "source", &Bounds::NONE)?,
-            summary: optional(params, "summary", &Bounds::NONE)?,
-            prompt: optional(params, "prompt", &Bounds::NONE)?,
-            news: optional(params, "news", &Bounds::NONE)?,
-            extra: unknown_keys(
-                params,
-                &[
-                    "user_id",
-                    "messages",
-                    "message",
-                    "source",
-                    "summary",
-                    "prompt",
-                    "news",
-                ],
-            ),
+            extra: unknown_keys(params, &["user_id", "messages", "message"]),
         };
         any_of(
             params,
@@ -4940,6 +4805,7 @@ impl FromParams for TranslateEn2zhParams {
             words: optional(params, "words", &Bounds::NONE)?,
             extra: unknown_keys(params, &["words"]),
         };
+        check(params, "words", Check::Array)?;
         Ok(parsed)
     }
 }
@@ -5656,6 +5522,13 @@ impl FromParams for SendQzoneMsgParams {
                 "ugc_right",
                 &Bounds {
                     minimum: Some(1i64),
+                    values: &[
+                        Literal::Int(1i64),
+                        Literal::Int(4i64),
+                        Literal::Int(16i64),
+                        Literal::Int(64i64),
+                        Literal::Int(128i64),
+                    ],
                     ..Bounds::NONE
                 },
                 || Int(1i64),

@@ -16,7 +16,7 @@ fn object(value: Value) -> Map<String, Value> {
 
 #[test]
 fn the_catalog_covers_every_snowluma_action_and_alias() {
-    assert_eq!(ACTIONS.len(), 177);
+    assert_eq!(ACTIONS.len(), 178);
     let aliases: Vec<&str> = ACTIONS
         .iter()
         .flat_map(|a| a.aliases.iter().copied())
@@ -34,7 +34,7 @@ fn the_catalog_covers_every_snowluma_action_and_alias() {
         assert_eq!(resolved.meta.name, target);
         assert_eq!(resolved.alias, Some(alias));
     }
-    assert_eq!(CATEGORIES.iter().map(|c| c.count).sum::<usize>(), 177);
+    assert_eq!(CATEGORIES.iter().map(|c| c.count).sum::<usize>(), 178);
     let streams: Vec<(&str, StreamKind)> = ACTIONS
         .iter()
         .filter(|a| a.is_stream())
@@ -54,7 +54,7 @@ fn every_contract_slice_is_the_action_it_claims() {
         assert_eq!(contract["name"], action.name);
         assert_eq!(contract["read_only"], action.read_only);
     }
-    assert_eq!(document()["actions"].as_array().unwrap().len(), 177);
+    assert_eq!(document()["actions"].as_array().unwrap().len(), 178);
 }
 
 #[test]

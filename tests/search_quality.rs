@@ -1,5 +1,8 @@
 //! Keyword search quality: realistic queries, the way users ask, each with the action that
-//! must rank in the top 3. The top-1 and top-3 rates are printed (run with --nocapture).
+//! must rank in the top 3. Two sets are scored apart: the tuning set (`QUERIES`), which the
+//! synonym table was grown against, and a held-out set (`HELD_OUT`), written from the action
+//! summaries without reading the synonym table and never used to tune it. The top-1 and
+//! top-3 rates of both are printed (run with --nocapture).
 
 use snowluma_mcp::catalog::{ACTIONS, search};
 
@@ -80,6 +83,144 @@ const QUERIES: &[(&str, &str)] = &[
     ("撤回 message", "delete_msg"),
 ];
 
+/// Held out: phrased from what each action's summary says it does, as a user would ask,
+/// without looking at the synonym table. Do not add synonyms to make these pass; a miss here
+/// is a measurement, not a bug report.
+const HELD_OUT: &[(&str, &str)] = &[
+    // Chinese
+    ("把这个人禁言一小时", "set_group_ban"),
+    ("解除某人的禁言", "set_group_ban"),
+    ("开启全体禁言", "set_group_whole_ban"),
+    ("把他移出群聊", "set_group_kick"),
+    ("批量踢出成员", "set_group_kick_members"),
+    ("撤回刚才那条消息", "delete_msg"),
+    ("退出这个群", "set_group_leave"),
+    ("修改群名称", "set_group_name"),
+    ("换群头像", "set_group_portrait"),
+    ("设置专属头衔", "set_group_special_title"),
+    ("任命管理员", "set_group_admin"),
+    ("同意加好友申请", "set_friend_add_request"),
+    ("拒绝入群邀请", "set_group_add_request"),
+    ("删掉这个好友", "delete_friend"),
+    ("查看群公告", "_get_group_notice"),
+    ("在群里发一条公告", "_send_group_notice"),
+    ("语音转成文字", "fetch_ptt_text"),
+    ("识别图片中的文字", "ocr_image"),
+    ("英文翻译成中文", "translate_en2zh"),
+    ("给他的资料卡点个赞", "send_like"),
+    ("戳一戳群成员", "group_poke"),
+    ("设为精华消息", "set_essence_msg"),
+    ("精华消息列表", "get_essence_msg_list"),
+    ("群荣誉龙王", "get_group_honor_info"),
+    ("把文件传到群文件里", "upload_group_file"),
+    ("群文件下载链接", "get_group_file_url"),
+    ("新建群文件夹", "create_group_file_folder"),
+    ("群相册列表", "get_group_album_list"),
+    ("发表说说", "send_qzone_msg"),
+    ("删除说说", "delete_qzone_msg"),
+    ("修改个性签名", "set_self_longnick"),
+    ("更换头像", "set_qq_avatar"),
+    ("好友备注", "set_friend_remark"),
+    ("群聊历史记录", "get_group_msg_history"),
+    ("当前登录账号", "get_login_info"),
+    ("被禁言的成员有哪些", "get_group_shut_list"),
+    ("在群里签到", "set_group_sign"),
+    ("合并转发消息内容", "get_forward_msg"),
+    ("设置在线状态", "set_online_status"),
+    ("正在输入状态", "set_input_status"),
+    // English
+    ("mute a member for ten minutes", "set_group_ban"),
+    ("kick user out of group", "set_group_kick"),
+    ("recall message", "delete_msg"),
+    ("leave the group", "set_group_leave"),
+    ("change group name", "set_group_name"),
+    ("make someone admin", "set_group_admin"),
+    ("accept friend request", "set_friend_add_request"),
+    ("show all my friends", "get_friend_list"),
+    ("members of a group", "get_group_member_list"),
+    ("who am i logged in as", "get_login_info"),
+    ("speech to text for a voice message", "fetch_ptt_text"),
+    ("read text from an image", "ocr_image"),
+    ("translate english words", "translate_en2zh"),
+    ("send a direct message to a user", "send_private_msg"),
+    ("post to group chat", "send_group_msg"),
+    ("upload a file to the group", "upload_group_file"),
+    ("download url of a group file", "get_group_file_url"),
+    ("group announcements", "_get_group_notice"),
+    ("nudge my friend", "friend_poke"),
+    ("pin a message as essence", "set_essence_msg"),
+    ("chat history of a group", "get_group_msg_history"),
+    ("change my avatar", "set_qq_avatar"),
+    ("typing indicator", "set_input_status"),
+    ("rename a file in group files", "rename_group_file"),
+    ("delete a qzone post", "delete_qzone_msg"),
+    ("like a shuoshuo", "like_qzone"),
+    ("emoji reaction on a group message", "set_group_reaction"),
+    ("version of the onebot implementation", "get_version_info"),
+    ("is the bot online", "get_status"),
+    ("send a raw packet", "send_packet"),
+    // Mixed
+    ("群 mute", "set_group_ban"),
+    ("踢 member", "set_group_kick"),
+    ("group 公告", "_get_group_notice"),
+    ("qzone 说说 列表", "get_qzone_msg_list"),
+    ("friend 列表", "get_friend_list"),
+    ("群文件 upload", "upload_group_file"),
+    ("OCR 图片", "ocr_image"),
+    ("AI 语音 群", "send_group_ai_record"),
+    ("精华 message", "set_essence_msg"),
+    ("撤回 a message", "delete_msg"),
+];
+
+/// Floors for the held-out set, a little under its first measurement (73.8% / 83.8%); the
+/// search was not tuned against it.
+const HELD_OUT_TOP1: f64 = 0.70;
+const HELD_OUT_TOP3: f64 = 0.80;
+
+/// Top-1 and top-3 hits of a query set, and the misses (not in the top 3) for the report.
+fn score(queries: &[(&str, &str)]) -> (f64, f64, Vec<String>) {
+    let (mut top1, mut top3) = (0, 0);
+    let mut misses = Vec::new();
+    for (query, expected) in queries {
+        assert!(
+            ACTIONS.iter().any(|a| a.name == *expected),
+            "unknown expected action {expected}"
+        );
+        let found = search::keywords(query);
+        let names: Vec<&str> = found
+            .results
+            .iter()
+            .take(3)
+            .map(|s| ACTIONS[s.action].name)
+            .collect();
+        if names.first() == Some(expected) {
+            top1 += 1;
+        }
+        if names.contains(expected) {
+            top3 += 1;
+        } else {
+            misses.push(format!(
+                "{query:?}: expected {expected}, got {names:?} (terms {:?}, unmatched {:?})",
+                found.terms, found.unmatched_terms
+            ));
+        }
+    }
+    let total = queries.len() as f64;
+    (top1 as f64 / total, top3 as f64 / total, misses)
+}
+
+fn report(label: &str, queries: &[(&str, &str)], top1: f64, top3: f64, misses: &[String]) {
+    println!(
+        "keyword search, {label}: {} queries, top-1 {:.1}%, top-3 {:.1}%",
+        queries.len(),
+        100.0 * top1,
+        100.0 * top3
+    );
+    for miss in misses {
+        println!("  miss {miss}");
+    }
+}
+
 #[test]
 fn keyword_search_ranks_the_expected_action_in_the_top_three() {
     assert!(QUERIES.len() >= 60);
@@ -94,45 +235,30 @@ fn keyword_search_ranks_the_expected_action_in_the_top_three() {
         "{chinese} Chinese, {english} English"
     );
 
-    let (mut top1, mut top3) = (0, 0);
-    let mut misses = Vec::new();
-    for (query, expected) in QUERIES {
-        assert!(
-            ACTIONS.iter().any(|a| a.name == *expected),
-            "unknown expected action {expected}"
-        );
-        let found = search::keywords(query);
-        let names: Vec<&str> = found
-            .hits
-            .iter()
-            .take(3)
-            .map(|(i, _)| ACTIONS[*i].name)
-            .collect();
-        if names.first() == Some(expected) {
-            top1 += 1;
-        }
-        if names.contains(expected) {
-            top3 += 1;
-        } else {
-            misses.push(format!(
-                "{query:?}: expected {expected}, got {names:?} (terms {:?}, ignored {:?})",
-                found.terms, found.ignored
-            ));
-        }
-    }
-    let total = QUERIES.len() as f64;
-    println!(
-        "keyword search: {} queries, top-1 {:.1}%, top-3 {:.1}%",
-        QUERIES.len(),
-        100.0 * top1 as f64 / total,
-        100.0 * top3 as f64 / total
-    );
-    for miss in &misses {
-        println!("  miss {miss}");
-    }
+    let (top1, top3, misses) = score(QUERIES);
+    report("tuning set", QUERIES, top1, top3, &misses);
     assert!(
-        top3 as f64 / total >= 0.95,
-        "top-3 rate below 95%:\n{}",
+        top3 >= 0.95,
+        "tuning top-3 below 95%:\n{}",
+        misses.join("\n")
+    );
+}
+
+#[test]
+fn held_out_queries_are_scored_separately() {
+    assert!(HELD_OUT.len() >= 60, "{} held-out queries", HELD_OUT.len());
+    let tuning: Vec<&str> = QUERIES.iter().map(|(q, _)| *q).collect();
+    for (query, _) in HELD_OUT {
+        assert!(
+            !tuning.contains(query),
+            "{query:?} is also in the tuning set"
+        );
+    }
+    let (top1, top3, misses) = score(HELD_OUT);
+    report("held-out set", HELD_OUT, top1, top3, &misses);
+    assert!(
+        top1 >= HELD_OUT_TOP1 && top3 >= HELD_OUT_TOP3,
+        "held-out top-1 {top1:.3} / top-3 {top3:.3} below {HELD_OUT_TOP1} / {HELD_OUT_TOP3}:\n{}",
         misses.join("\n")
     );
 }
@@ -150,7 +276,7 @@ fn substring_search_keeps_catalog_order_and_is_case_insensitive() {
 fn exact_names_and_aliases_rank_first() {
     for name in ["send_msg", "get_ptt_text", "set_group_ban", ".ocr_image"] {
         let found = search::keywords(name);
-        let first = &ACTIONS[found.hits[0].0];
+        let first = &ACTIONS[found.results[0].action];
         assert!(
             first.name == name || first.aliases.contains(&name),
             "{name}: got {}",
@@ -160,9 +286,56 @@ fn exact_names_and_aliases_rank_first() {
 }
 
 #[test]
-fn unknown_terms_are_reported_not_matched() {
+fn an_unknown_term_empties_the_results_and_is_reported() {
     let found = search::keywords("mute xyzzyplugh");
-    assert_eq!(found.ignored, vec!["xyzzyplugh".to_string()]);
-    assert!(!found.hits.is_empty());
-    assert!(search::keywords("xyzzyplugh").hits.is_empty());
+    assert!(found.results.is_empty(), "AND: xyzzyplugh matches nothing");
+    assert_eq!(found.unmatched_terms, vec!["xyzzyplugh".to_string()]);
+    assert!(found.terms.contains(&"xyzzyplugh".to_string()));
+    let names: Vec<&str> = found
+        .suggestions
+        .iter()
+        .map(|s| ACTIONS[s.action].name)
+        .collect();
+    assert!(names.contains(&"set_group_ban"), "{names:?}");
+    for suggestion in &found.suggestions {
+        assert_eq!(suggestion.matched_terms, vec!["mute".to_string()]);
+    }
+    let alone = search::keywords("xyzzyplugh");
+    assert!(alone.results.is_empty() && alone.suggestions.is_empty());
+    assert_eq!(alone.unmatched_terms, vec!["xyzzyplugh".to_string()]);
+}
+
+#[test]
+fn known_terms_that_never_meet_give_suggestions_not_results() {
+    // Both words are in the catalog, but no single action is about both.
+    let found = search::keywords("禁言 说说");
+    assert!(found.results.is_empty());
+    assert!(found.unmatched_terms.is_empty());
+    assert!(!found.suggestions.is_empty());
+    for suggestion in &found.suggestions {
+        assert_eq!(
+            suggestion.matched_terms.len(),
+            1,
+            "partial: one of two terms"
+        );
+    }
+    let entries = found.suggestion_entries(&Default::default());
+    assert!(entries.len() <= 5);
+    assert!(
+        entries
+            .iter()
+            .all(|e| e.partial && e.matched_terms.len() == 1)
+    );
+}
+
+#[test]
+fn every_result_matches_every_term() {
+    for query in ["group member", "群 文件 删除", "qzone like"] {
+        let found = search::keywords(query);
+        assert!(!found.results.is_empty(), "{query}");
+        assert!(found.suggestions.is_empty(), "{query}");
+        for result in &found.results {
+            assert_eq!(result.matched_terms, found.terms, "{query}");
+        }
+    }
 }

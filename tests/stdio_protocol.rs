@@ -93,7 +93,7 @@ async fn legacy_session_negotiates_and_lists_tools_without_cache_hints() {
     let (code, stderr) = server.finish().await;
     assert_eq!(code, Some(0));
     assert!(
-        stderr.contains("ready: 177 actions"),
+        stderr.contains("ready: 178 actions"),
         "ready line missing: {stderr}"
     );
     assert!(stderr.contains("mode docs"));

@@ -108,7 +108,7 @@ async fn docs_tools_answer_in_both_generations() {
 
         let (error, all) = call(&client, "list_actions", json!({})).await;
         assert!(!error);
-        assert_eq!(all["result"]["count"], 177, "{era}");
+        assert_eq!(all["result"]["count"], 178, "{era}");
         assert!(all["result"].get("total").is_none());
 
         let (_, page) = call(
@@ -122,7 +122,7 @@ async fn docs_tools_answer_in_both_generations() {
                 page["result"]["count"].clone(),
                 page["result"]["total"].clone()
             ),
-            (json!(7), json!(177))
+            (json!(8), json!(178))
         );
         assert_eq!(page["result"]["next_offset"], Value::Null);
         let (_, first) = call(&client, "list_actions", json!({ "limit": 2 })).await;
@@ -186,6 +186,27 @@ async fn docs_tools_answer_in_both_generations() {
         .await;
         assert_eq!(exact["result"]["actions"][0]["name"], "send_msg");
 
+        // AND: a term nothing knows empties the result; partial matches are suggestions.
+        let (error, partial) = call(
+            &client,
+            "search_actions",
+            json!({ "query": "mute xyzzyplugh", "match": "keywords" }),
+        )
+        .await;
+        assert!(!error);
+        assert_eq!(partial["result"]["count"], 0, "{partial}");
+        let diagnostics = &partial["diagnostics"];
+        assert_eq!(diagnostics["unmatched_terms"], json!(["xyzzyplugh"]));
+        let suggestions = diagnostics["suggestions"].as_array().unwrap();
+        assert!(!suggestions.is_empty() && suggestions.len() <= 5);
+        assert!(
+            suggestions
+                .iter()
+                .all(|s| s["partial"] == true && s["matched_terms"] == json!(["mute"]))
+        );
+        assert!(suggestions.iter().any(|s| s["name"] == "set_group_ban"));
+        assert!(diagnostics["message"].as_str().unwrap().contains("partial"));
+
         let (_, contract) = call(&client, "get_action", json!({ "name": "get_ptt_text" })).await;
         assert_eq!(contract["result"]["name"], "fetch_ptt_text");
         assert_eq!(contract["result"]["requested_alias"], "get_ptt_text");
@@ -220,7 +241,7 @@ async fn docs_tools_answer_in_both_generations() {
             other => panic!("unexpected contents {other:?}"),
         };
         let document: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(document["actions"].as_array().unwrap().len(), 177);
+        assert_eq!(document["actions"].as_array().unwrap().len(), 178);
         client.cancel().await.unwrap();
     }
 }

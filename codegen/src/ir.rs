@@ -60,6 +60,8 @@ pub struct Param {
     pub role: Option<String>,
     pub description: String,
     pub undeclared: bool,
+    /// A check SnowLuma makes in the action's body (`truthy`, `even_hex` …).
+    pub check: Option<String>,
 }
 
 pub enum Rule {
@@ -188,6 +190,7 @@ fn lower_params(params: &[crate::model::ParamDef]) -> Vec<Param> {
                 role: p.role.clone(),
                 description: p.description.trim().to_string(),
                 undeclared: p.undeclared,
+                check: p.check.clone(),
             }
         })
         .collect()

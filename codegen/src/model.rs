@@ -97,6 +97,8 @@ pub struct ParamDef {
     pub description: String,
     #[serde(default)]
     pub undeclared: bool,
+    #[serde(default)]
+    pub check: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -19,6 +19,23 @@ pub const PARAM_TYPES: &[&str] = &[
     "uint[]",
 ];
 
+/// Checks SnowLuma makes in an action's body (see runtime/catalog/checks.rs).
+pub const CHECKS: &[&str] = &[
+    "truthy",
+    "non_zero_number",
+    "path_list",
+    "array",
+    "even_hex",
+];
+
+/// The checks that refuse an absent key, so the schema lists their param as required.
+pub fn check_requires_presence(check: &str) -> bool {
+    check != "even_hex"
+}
+
+/// The JSON Schema pattern of an even-length hex string.
+pub const EVEN_HEX_PATTERN: &str = "^([0-9a-fA-F]{2})*$";
+
 pub const ROLES: &[&str] = &[
     "group_id",
     "user_id",
@@ -70,6 +87,12 @@ pub fn param_schema(param: &ParamDef) -> Value {
     if param.non_zero && param.ty != "message_id" {
         object.insert("not".into(), json!({ "const": 0 }));
     }
+    if let Some(values) = param.values.as_ref().filter(|_| param.ty != "enum") {
+        object.insert("enum".into(), json!(values));
+    }
+    if param.check.as_deref() == Some("even_hex") {
+        object.insert("pattern".into(), json!(EVEN_HEX_PATTERN));
+    }
     if let Some(n) = param.min_length {
         object.insert("minLength".into(), json!(n));
     }
@@ -97,7 +120,8 @@ pub fn input_schema(params: &[ParamDef]) -> Value {
     let mut required = Vec::new();
     for param in params {
         properties.insert(param.name.clone(), param_schema(param));
-        if param.required {
+        let checked = param.check.as_deref().is_some_and(check_requires_presence);
+        if param.required || checked {
             required.push(json!(param.name));
         }
     }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::error::{SpecError, nearest};
 use crate::load::{ActionSource, Spec};
 use crate::model::ParamDef;
-use crate::schema::{PARAM_TYPES, ROLES, input_schema, param_schema};
+use crate::schema::{CHECKS, PARAM_TYPES, ROLES, input_schema, param_schema};
 
 pub fn validate(spec: &Spec) -> Vec<SpecError> {
     let mut errors = Vec::new();
@@ -192,13 +192,28 @@ impl ActionCheck<'_> {
             }
             match (&param.values, param.ty.as_str()) {
                 (None, "enum") => self.fail(&at("values"), "an `enum` param needs `values`", None),
-                (Some(_), ty) if ty != "enum" => {
-                    self.fail(&at("values"), "only `enum` params take `values`", None)
-                }
+                (Some(values), "int" | "uint") if !values.iter().all(Value::is_i64) => self.fail(
+                    &at("values"),
+                    "the values of an `int`/`uint` param must be integers",
+                    None,
+                ),
+                (Some(_), ty) if !matches!(ty, "enum" | "int" | "uint") => self.fail(
+                    &at("values"),
+                    "only `enum`, `int` and `uint` params take `values`",
+                    None,
+                ),
                 (Some(values), _) if values.is_empty() => {
                     self.fail(&at("values"), "must not be empty", None)
                 }
                 _ => {}
+            }
+            if let Some(check) = &param.check {
+                if !CHECKS.contains(&check.as_str()) {
+                    let suggestion = nearest(check, CHECKS.iter().copied());
+                    self.fail(&at("check"), format!("unknown check `{check}`"), suggestion);
+                } else if check == "even_hex" && param.ty != "string" {
+                    self.fail(&at("check"), "even_hex applies to `string` params", None);
+                }
             }
             if param.required && param.default.is_some() {
                 self.fail(

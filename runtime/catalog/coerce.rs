@@ -1,6 +1,8 @@
 //! SnowLuma's param coercion, as its action kit applies it: only an absent key is missing
-//! (`null` is a present, invalid value), numeric strings count as integers, fractions are
-//! truncated, booleans accept `yes/no/on/off/1/0`, and unknown keys are ignored. The generated
+//! (`null` is a present, invalid value), numeric strings count as numbers exactly when
+//! JavaScript's `Number()` reads them (see js_number.rs), fractions are truncated, booleans
+//! accept `yes/no/on/off/1/0`, and unknown keys are ignored. One deliberate difference:
+//! integers beyond 2^53 - 1 are refused rather than rounded (spec/README.md). The generated
 //! parameter structs are built from these pieces, and errors read like SnowLuma's own
 //! (`group_id: must be >= 1`).
 
@@ -8,6 +10,8 @@ use std::fmt;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+use super::js_number::{js_number, js_trim};
 
 /// A rejected param: `field: reason`, or an invariant's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,33 +103,54 @@ pub trait FromParams: Sized {
     fn from_params(params: &Map<String, Value>) -> Result<Self, ParamError>;
 }
 
-fn integer(value: &Value) -> Result<i64, String> {
-    let number = match value {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|_| !s.trim().is_empty()),
+/// The largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A numeric value as SnowLuma reads it: a JSON number as is, or a string whose JavaScript
+/// trim is not blank and whose `Number()` is finite. Anything else is `None`.
+pub fn js_numeric(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64().filter(|n| n.is_finite()),
+        Value::String(s) if !js_trim(s).is_empty() => Some(js_number(s)).filter(|n| n.is_finite()),
         _ => None,
-    };
-    match number {
-        Some(n) if n.is_finite() && n.abs() < 9.007_199_254_740_992e15 => Ok(n.trunc() as i64),
-        _ => Err("must be an integer".into()),
     }
 }
 
+/// SnowLuma's integer coercion (`Math.trunc` of [`js_numeric`]). One deliberate difference:
+/// beyond 2^53 - 1 SnowLuma silently rounds to a neighbouring double, so it would act on a
+/// different id than the one sent; such values are refused here instead.
+fn integer(value: &Value) -> Result<i64, String> {
+    let n = js_numeric(value).ok_or("must be an integer")?.trunc();
+    if n.abs() > MAX_SAFE_INTEGER {
+        return Err(format!(
+            "{n} is beyond 2^53 - 1 ({}); SnowLuma would round it to a different number, so send the exact value within that range",
+            MAX_SAFE_INTEGER as i64
+        ));
+    }
+    Ok(n as i64)
+}
+
+/// SnowLuma's order: the non-zero rule, then the minimum, then the maximum; then the list of
+/// allowed values, a rule the action runs on the coerced number.
 fn check_range(n: i64, bounds: &Bounds) -> Result<(), String> {
+    if bounds.non_zero && n == 0 {
+        return Err("must not be 0".into());
+    }
     if let Some(min) = bounds.minimum.filter(|min| n < *min) {
         return Err(format!("must be >= {min}"));
     }
     if let Some(max) = bounds.maximum.filter(|max| n > *max) {
         return Err(format!("must be <= {max}"));
     }
-    if bounds.non_zero && n == 0 {
-        return Err("must not be 0".into());
+    if !bounds.values.is_empty() && !bounds.values.contains(&Literal::Int(n)) {
+        return Err(one_of(bounds.values));
     }
     Ok(())
+}
+
+fn one_of(values: &[Literal]) -> String {
+    let allowed: Vec<String> = values.iter().map(ToString::to_string).collect();
+    format!("expected one of: {}", allowed.join(", "))
 }
 
 /// `uint`: an integer >= 1.
@@ -178,13 +203,7 @@ pub struct Number(pub f64);
 
 impl Coerce for Number {
     fn coerce(value: &Value, bounds: &Bounds) -> Result<Self, String> {
-        let n = match value {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) if !s.trim().is_empty() => s.trim().parse::<f64>().ok(),
-            _ => None,
-        }
-        .filter(|n| n.is_finite())
-        .ok_or("must be a number")?;
+        let n = js_numeric(value).ok_or("must be a number")?;
         if bounds.minimum.is_some_and(|min| n < min as f64)
             || bounds.maximum.is_some_and(|max| n > max as f64)
         {
@@ -231,7 +250,7 @@ impl Coerce for Flag {
         match value {
             Value::Bool(b) => Ok(Flag(*b)),
             Value::Number(n) => Ok(Flag(n.as_f64().is_some_and(|n| n != 0.0))),
-            Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            Value::String(s) => match js_trim(s).to_lowercase().as_str() {
                 "true" | "1" | "yes" | "on" => Ok(Flag(true)),
                 "false" | "0" | "no" | "off" => Ok(Flag(false)),
                 _ => Err("must be a boolean".into()),
@@ -265,8 +284,7 @@ impl Coerce for Choice {
         if bounds.values.iter().any(|v| v.matches(value)) {
             return Ok(Choice(value.clone()));
         }
-        let allowed: Vec<String> = bounds.values.iter().map(ToString::to_string).collect();
-        Err(format!("expected one of: {}", allowed.join(", ")))
+        Err(one_of(bounds.values))
     }
 }
 

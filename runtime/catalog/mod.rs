@@ -1,9 +1,11 @@
 //! The bundled catalog: lookups by name or alias, filters, pagination and search, all over
 //! the static tables in generated/. Nothing here parses YAML or builds an index at start-up.
 
+mod checks;
 mod coerce;
 pub mod facade;
 mod generated;
+mod js_number;
 pub mod search;
 
 use schemars::JsonSchema;

@@ -3,21 +3,26 @@
 //! Substring mode (the default) keeps SnowLuma's original behaviour: a case-insensitive
 //! substring of the name, an alias or the summary, in catalog order.
 //!
-//! Keyword mode splits the query on white space and drops filler words. Run-together Chinese
-//! (`禁言群成员`) is split into the catalog's known words. Every remaining term must match (AND):
-//! through the generated token index, where synonyms are already expanded, or as a substring
-//! of an action's Chinese text. Terms are weighted by how rare they are (IDF), so `群` or
-//! `group` count less than `禁言`; an action whose name words the query covers ranks higher;
-//! an exact name or alias ranks first. Terms the catalog has never seen are reported as
-//! ignored. If no action matches every term, the actions matching the most terms are returned
-//! and the result says it was relaxed.
+//! Keyword mode splits the query on white space and drops filler words (the catalog's stop
+//! words). Run-together Chinese (`禁言群成员`) is split into the catalog's known words; the
+//! particles between them (给, 把 …) are dropped like stop words. Every remaining term must
+//! match (AND): through the generated token index, where synonyms are already expanded, or as
+//! a substring of an action's Chinese text. Terms are weighted by how rare they are (IDF), so
+//! `群` or `group` count less than `禁言`; an action whose name words the query covers ranks
+//! higher; an exact name or alias ranks first.
+//!
+//! A term no action knows still takes part in the AND, so it empties the results instead of
+//! being dropped; it is reported in `unmatched_terms`. When no action matches every term the
+//! results are empty and the actions matching the most terms come back separately, as
+//! suggestions marked partial, never mixed into the results.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::generated::search_index::{
     CJK_TEXT, NAME_WORDS, STOPWORDS, SUBSTRING_TEXT, SYNONYMS, TOKENS,
 };
-use super::{ACTIONS, resolve};
+use super::{ACTIONS, CompactEntry, Filter, resolve};
+use serde::Serialize;
 
 /// Action indices whose name, aliases or summary contain `query`, in catalog order.
 pub fn substring(query: &str) -> Vec<usize> {
@@ -27,16 +32,73 @@ pub fn substring(query: &str) -> Vec<usize> {
         .collect()
 }
 
+/// What a keyword search found.
 #[derive(Debug, Default)]
-pub struct KeywordHits {
-    /// (action index, score), best first; ties keep catalog order.
-    pub hits: Vec<(usize, u32)>,
-    /// The terms that were matched (after splitting run-together Chinese).
+pub struct KeywordSearch {
+    /// Actions matching every term, best first, as (action index, score); ties keep catalog
+    /// order.
+    pub results: Vec<Scored>,
+    /// Only when `results` is empty: the actions matching the most terms, best first. They
+    /// miss at least one term, so they are partial matches, never results.
+    pub suggestions: Vec<Scored>,
+    /// The terms searched for (after splitting run-together Chinese and dropping stop words).
     pub terms: Vec<String>,
-    /// Terms dropped because nothing in the catalog knows them.
-    pub ignored: Vec<String>,
-    /// True when no action matched every term and the best partial matches are returned.
-    pub relaxed: bool,
+    /// Terms that match no action at all; any of them makes `results` empty.
+    pub unmatched_terms: Vec<String>,
+}
+
+/// One action a search found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scored {
+    pub action: usize,
+    pub score: u32,
+    /// The query terms this action matches (all of them for a result).
+    pub matched_terms: Vec<String>,
+}
+
+impl KeywordSearch {
+    /// The results that pass `filter`, as compact entries with their score.
+    pub fn result_entries(&self, filter: &Filter) -> Vec<CompactEntry> {
+        self.results
+            .iter()
+            .filter(|s| filter.matches(&ACTIONS[s.action]))
+            .map(Scored::entry)
+            .collect()
+    }
+
+    /// The suggestions that pass `filter`, each marked `"partial": true` with the terms it
+    /// matched.
+    pub fn suggestion_entries(&self, filter: &Filter) -> Vec<Suggestion> {
+        self.suggestions
+            .iter()
+            .filter(|s| filter.matches(&ACTIONS[s.action]))
+            .take(MAX_SUGGESTIONS)
+            .map(|s| Suggestion {
+                entry: s.entry(),
+                partial: true,
+                matched_terms: s.matched_terms.clone(),
+            })
+            .collect()
+    }
+}
+
+impl Scored {
+    fn entry(&self) -> CompactEntry {
+        CompactEntry {
+            score: Some(self.score),
+            ..ACTIONS[self.action].compact()
+        }
+    }
+}
+
+/// A partial match offered when no action matches every term.
+#[derive(Debug, Clone, Serialize)]
+pub struct Suggestion {
+    #[serde(flatten)]
+    pub entry: CompactEntry,
+    /// Always true: the action misses at least one term.
+    pub partial: bool,
+    pub matched_terms: Vec<String>,
 }
 
 /// Score given to an action whose name or alias is the whole query.
@@ -47,9 +109,11 @@ const CJK_SUBSTRING: u32 = 4;
 const NAME_COVERAGE: f64 = 12.0;
 /// Longest known Chinese word tried when splitting run-together text.
 const LONGEST_WORD: usize = 6;
+/// Most suggestions returned when nothing matches every term.
+const MAX_SUGGESTIONS: usize = 5;
 
-pub fn keywords(query: &str) -> KeywordHits {
-    let mut result = KeywordHits::default();
+pub fn keywords(query: &str) -> KeywordSearch {
+    let mut result = KeywordSearch::default();
     for raw in query.split_whitespace() {
         let term = raw.to_lowercase();
         if STOPWORDS.binary_search(&term.as_str()).is_ok() {
@@ -58,12 +122,15 @@ pub fn keywords(query: &str) -> KeywordHits {
         if term.chars().any(is_cjk) && token(&term).is_none() {
             let pieces = segment(&term);
             if pieces.is_empty() {
-                result.ignored.push(term);
+                result.unmatched_terms.push(term.clone());
+                result.terms.push(term);
+            } else {
+                result.terms.extend(pieces);
             }
-            result.terms.extend(pieces);
-        } else if term_hits(&term).is_empty() {
-            result.ignored.push(term);
         } else {
+            if term_hits(&term).is_empty() {
+                result.unmatched_terms.push(term.clone());
+            }
             result.terms.push(term);
         }
     }
@@ -74,45 +141,65 @@ pub fn keywords(query: &str) -> KeywordHits {
         .map(|hits| (1.0 + total / hits.len().max(1) as f64).ln())
         .collect();
 
-    let mut matched: BTreeMap<usize, (usize, f64)> = BTreeMap::new();
-    for (hits, idf) in per_term.iter().zip(&idf) {
+    // action -> (indices of the terms it matches, summed weight)
+    let mut matched: BTreeMap<usize, (Vec<usize>, f64)> = BTreeMap::new();
+    for (term, (hits, idf)) in per_term.iter().zip(&idf).enumerate() {
         for (action, weight) in hits {
-            let entry = matched.entry(*action).or_insert((0, 0.0));
-            entry.0 += 1;
+            let entry = matched.entry(*action).or_insert((Vec::new(), 0.0));
+            entry.0.push(term);
             entry.1 += f64::from(*weight) * idf;
         }
     }
     let wanted = per_term.len();
-    let mut best_count = matched.values().map(|(count, _)| *count).max().unwrap_or(0);
-    if best_count < wanted && best_count > 0 {
-        result.relaxed = true;
-    }
-    if wanted == 0 {
-        best_count = usize::MAX;
-    }
+    let best_count = matched
+        .values()
+        .map(|(terms, _)| terms.len())
+        .max()
+        .unwrap_or(0);
     let equivalents = query_words(&result.terms);
-    let mut scored: Vec<(usize, f64)> = matched
+    let keep = if wanted > 0 && best_count == wanted {
+        wanted
+    } else {
+        // Nothing matches every term: the best partial matches become suggestions.
+        best_count.max(1)
+    };
+    let mut scored: Vec<(usize, f64, Vec<usize>)> = matched
         .into_iter()
-        .filter(|(_, (count, _))| *count == best_count)
-        .map(|(action, (_, score))| {
-            (
-                action,
-                score + NAME_COVERAGE * name_coverage(action, &equivalents),
-            )
+        .filter(|(_, (terms, _))| wanted > 0 && terms.len() == keep)
+        .map(|(action, (terms, score))| {
+            let bonus = NAME_COVERAGE * name_coverage(action, &equivalents);
+            (action, score + bonus, terms)
         })
         .collect();
-    if let Some(exact) = resolve(query.trim()) {
-        match scored.iter_mut().find(|(action, _)| *action == exact.index) {
-            Some(entry) => entry.1 += EXACT,
-            None => scored.push((exact.index, EXACT)),
-        }
+    let complete = wanted > 0 && best_count == wanted;
+    if !complete {
+        result.suggestions = ranked(scored, &result.terms);
+        scored = Vec::new();
     }
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    result.hits = scored
-        .into_iter()
-        .map(|(action, score)| (action, score.round() as u32))
-        .collect();
+    if let Some(exact) = resolve(query.trim()) {
+        match scored
+            .iter_mut()
+            .find(|(action, ..)| *action == exact.index)
+        {
+            Some(entry) => entry.1 += EXACT,
+            None => scored.push((exact.index, EXACT, (0..wanted).collect())),
+        }
+        result.suggestions.clear();
+    }
+    result.results = ranked(scored, &result.terms);
     result
+}
+
+fn ranked(mut scored: Vec<(usize, f64, Vec<usize>)>, terms: &[String]) -> Vec<Scored> {
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored
+        .into_iter()
+        .map(|(action, score, matched)| Scored {
+            action,
+            score: score.round() as u32,
+            matched_terms: matched.into_iter().map(|t| terms[t].clone()).collect(),
+        })
+        .collect()
 }
 
 fn token(term: &str) -> Option<&'static [(u16, u8)]> {

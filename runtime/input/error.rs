@@ -81,7 +81,7 @@ impl InputError {
             InputError::ReservedField { .. } => "reserved_field",
             InputError::InvalidAnswerField { .. } => "invalid_answer_field",
             InputError::InvalidProvidedField { .. } => "invalid_provided_field",
-            InputError::InvalidParams { .. } => "invalid_params",
+            InputError::InvalidParams { .. } => "invalid_arguments",
         }
     }
 

@@ -8,9 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{
-    self, ACTIONS, CATALOG_VERSION, CATEGORIES, CompactEntry, Filter, Page, search,
-};
+use crate::catalog::{self, ACTIONS, CATALOG_VERSION, CATEGORIES, Filter, Page, search};
 use crate::config::Mode;
 use crate::exec::{ConnectionCheck, ExecutionOverview, unknown_action};
 use crate::outcome::{ErrorKind, Outcome, ToolReply, parse_args};
@@ -203,26 +201,19 @@ pub fn search_actions(args: Args) -> ToolReply {
             }
             MatchMode::Keywords => {
                 let found = search::keywords(&args.query);
-                let entries = found
-                    .hits
-                    .iter()
-                    .filter(|(i, _)| filter.matches(&ACTIONS[*i]))
-                    .map(|(i, score)| CompactEntry {
-                        score: Some(*score),
-                        ..ACTIONS[*i].compact()
-                    })
-                    .collect();
-                let listing = page.render(entries);
+                let listing = page.render(found.result_entries(&filter));
                 let mut result = reply(&listing);
                 let extra = &mut result.diagnostics.extra;
                 extra.insert("terms".into(), json!(found.terms));
-                if !found.ignored.is_empty() {
-                    extra.insert("ignored_terms".into(), json!(found.ignored));
+                if !found.unmatched_terms.is_empty() {
+                    extra.insert("unmatched_terms".into(), json!(found.unmatched_terms));
                 }
-                if found.relaxed {
-                    extra.insert("relaxed".into(), json!(true));
-                    result.diagnostics.message =
-                        Some("no action matches every term; these match the most terms".into());
+                let suggestions = found.suggestion_entries(&filter);
+                if !suggestions.is_empty() {
+                    extra.insert("suggestions".into(), json!(suggestions));
+                    result.diagnostics.message = Some(
+                        "no action matches every term; diagnostics.suggestions lists partial matches (each misses a term)".into(),
+                    );
                 }
                 (listing, result)
             }

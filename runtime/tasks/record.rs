@@ -185,8 +185,9 @@ mod tests {
 
     #[test]
     fn a_record_round_trips() {
-        let bytes = serde_json::to_vec(&working()).unwrap();
-        assert_eq!(TaskRecord::parse(&bytes, ID).unwrap(), working());
+        let record = working();
+        let bytes = serde_json::to_vec(&record).unwrap();
+        assert_eq!(TaskRecord::parse(&bytes, ID).unwrap(), record);
     }
 
     #[test]

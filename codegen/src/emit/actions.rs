@@ -29,7 +29,18 @@ pub fn emit(catalog: &Catalog, ranges: &[(usize, usize)]) -> TokenStream {
             },
             Span::call_site(),
         );
-        let required = a.params.iter().filter(|p| p.required).map(|p| &p.name);
+        // The same list as the inputSchema's `required`: declared required, or refused when
+        // absent by a check.
+        let required = a
+            .params
+            .iter()
+            .filter(|p| {
+                p.required
+                    || p.check
+                        .as_deref()
+                        .is_some_and(crate::schema::check_requires_presence)
+            })
+            .map(|p| &p.name);
         let check = Ident::new(&format!("check_{}", a.fn_ident), Span::call_site());
         let (start, end) = (*start as u32, *end as u32);
         quote! {

@@ -105,6 +105,9 @@ fn contract(catalog: &Catalog, action: &Action) -> Value {
             if p.undeclared {
                 param.insert("undeclared".into(), json!(true));
             }
+            if let Some(check) = &p.check {
+                param.insert("check".into(), json!(check));
+            }
             Value::Object(param)
         })
         .collect();

@@ -104,7 +104,10 @@ fn action_items(action: &Action) -> TokenStream {
     let doc = format!(" `{}`: {}", action.name, action.summary);
     let mut fields = Vec::new();
     let mut parses = Vec::new();
-    for param in &action.params {
+    // Undeclared params are read by SnowLuma's action body without coercion, so they are not
+    // typed here either: they stay in `extra` and are forwarded as sent.
+    let declared: Vec<&Param> = action.params.iter().filter(|p| !p.undeclared).collect();
+    for param in &declared {
         let field = ident(&param.field_ident);
         let name = &param.name;
         let ty = rust_type(param);
@@ -127,7 +130,19 @@ fn action_items(action: &Action) -> TokenStream {
             parses.push(quote! { #field: optional(params, #name, #bounds)?, });
         }
     }
-    let known = action.params.iter().map(|p| &p.name);
+    let known = declared.iter().map(|p| &p.name);
+    let body_checks = action.params.iter().filter_map(|param| {
+        let name = &param.name;
+        let variant = match param.check.as_deref()? {
+            "truthy" => quote!(Truthy),
+            "non_zero_number" => quote!(NonZeroNumber),
+            "path_list" => quote!(PathList),
+            "array" => quote!(Array),
+            "even_hex" => quote!(EvenHex),
+            _ => return None,
+        };
+        Some(quote! { check(params, #name, Check::#variant)?; })
+    });
     let invariants = action.invariants.iter().filter_map(|invariant| {
         let text = &invariant.text;
         match &invariant.rule {
@@ -160,6 +175,7 @@ fn action_items(action: &Action) -> TokenStream {
                     extra: unknown_keys(params, &[#(#known),*]),
                 };
                 #(#invariants)*
+                #(#body_checks)*
                 Ok(parsed)
             }
         }
