@@ -8,6 +8,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod events;
 pub mod exec;
 pub mod ids;
 pub mod onebot;
