@@ -38,7 +38,11 @@ impl EventNotifier for Recorder {
             if let Some(gate) = gate {
                 gate.acquire().await.map_err(|e| e.to_string())?.forget();
             }
-            if fail { Err("client went away".into()) } else { Ok(()) }
+            if fail {
+                Err("client went away".into())
+            } else {
+                Ok(())
+            }
         }
         .boxed()
     }
@@ -56,7 +60,10 @@ fn fake() -> FakeEventSocket {
 }
 
 fn hub(fake: &FakeEventSocket) -> EventHub {
-    EventHub::new(EventsUrl::parse(&fake.url).unwrap(), Some("ws-secret".into()))
+    EventHub::new(
+        EventsUrl::parse(&fake.url).unwrap(),
+        Some("ws-secret".into()),
+    )
 }
 
 fn filter(args: Value) -> EventFilter {
@@ -110,7 +117,10 @@ async fn only_subscribe_connects_and_it_sends_the_bearer_token() {
     assert_eq!(fake.handshakes(), 0, "listing or reading must not connect");
     let uri = subscribe(&hub, &me, json!({"self_id": SELF})).await;
     assert!(uri.starts_with("snowluma://onebot/events/"));
-    assert_eq!(fake.authorizations(), vec![Some("Bearer ws-secret".to_string())]);
+    assert_eq!(
+        fake.authorizations(),
+        vec![Some("Bearer ws-secret".to_string())]
+    );
     assert_eq!(hub.list(&me)[0].uri, uri);
 }
 
@@ -122,10 +132,18 @@ async fn filters_by_type_group_and_user_with_and() {
     let all = subscribe(&hub, &me, json!({"self_id": SELF})).await;
     let messages = subscribe(&hub, &me, json!({"self_id": SELF, "types": ["message"]})).await;
     let notices = subscribe(&hub, &me, json!({"self_id": SELF, "types": ["notice"]})).await;
-    let group = subscribe(&hub, &me, json!({"self_id": SELF, "group_ids": [GROUP, GROUP]})).await;
-    let both =
-        subscribe(&hub, &me, json!({"self_id": SELF, "group_ids": [GROUP], "user_ids": [USER]}))
-            .await;
+    let group = subscribe(
+        &hub,
+        &me,
+        json!({"self_id": SELF, "group_ids": [GROUP, GROUP]}),
+    )
+    .await;
+    let both = subscribe(
+        &hub,
+        &me,
+        json!({"self_id": SELF, "group_ids": [GROUP], "user_ids": [USER]}),
+    )
+    .await;
     fake.push(&group_message(SELF, GROUP, USER, "g-u"));
     fake.push(&group_message(SELF, GROUP, 999, "g-other"));
     fake.push(&group_message(SELF, 777, USER, "other-u"));
@@ -136,9 +154,16 @@ async fn filters_by_type_group_and_user_with_and() {
     eventually(|| count(&hub, &me, &all) == 7).await;
     let read = |uri: &str| texts(&hub.read(&me, uri).unwrap());
     assert_eq!(read(&all).len(), 7);
-    assert_eq!(read(&messages), ["g-u", "g-other", "other-u", "private", "sent"]);
+    assert_eq!(
+        read(&messages),
+        ["g-u", "g-other", "other-u", "private", "sent"]
+    );
     assert_eq!(read(&notices), ["-"]);
-    assert_eq!(read(&group), ["g-u", "g-other", "-"], "events without group_id excluded");
+    assert_eq!(
+        read(&group),
+        ["g-u", "g-other", "-"],
+        "events without group_id excluded"
+    );
     assert_eq!(read(&both), ["g-u", "-"]);
 }
 
@@ -159,14 +184,22 @@ async fn meta_events_are_status_and_only_later_events_exist() {
     eventually(|| count(&hub, &me, &first) == 2).await;
     // Several heartbeats have passed by now; none of them is an entry.
     eventually(|| {
-        matches!(hub.connection_status(),
-            Some(ConnectionStatus::Connected { last_heartbeat: Some(_) }))
+        matches!(
+            hub.connection_status(),
+            Some(ConnectionStatus::Connected {
+                last_heartbeat: Some(_)
+            })
+        )
     })
     .await;
     assert_eq!(texts(&hub.read(&me, &first).unwrap()), ["before", "after"]);
     assert_eq!(texts(&hub.read(&me, &second).unwrap()), ["after"]);
     let page = hub.read(&me, &second).unwrap();
-    assert!(matches!(page.status, ConnectionStatus::Connected { .. }), "{:?}", page.status);
+    assert!(
+        matches!(page.status, ConnectionStatus::Connected { .. }),
+        "{:?}",
+        page.status
+    );
 }
 
 #[tokio::test]
@@ -185,9 +218,13 @@ async fn count_bound_evicts_oldest_with_gap_and_dropped() {
     assert_eq!(page.dropped_events, 44);
     assert!(page.gap);
     assert_eq!(texts(&page)[0], "44");
-    let stale = hub.read(&me, &format!("{uri}?after={}", first.next_cursor)).unwrap();
+    let stale = hub
+        .read(&me, &format!("{uri}?after={}", first.next_cursor))
+        .unwrap();
     assert!(stale.gap, "a cursor from before the eviction sees the gap");
-    let caught_up = hub.read(&me, &format!("{uri}?after={}", page.oldest_cursor)).unwrap();
+    let caught_up = hub
+        .read(&me, &format!("{uri}?after={}", page.oldest_cursor))
+        .unwrap();
     assert!(!caught_up.gap);
     assert_eq!(caught_up.entries.len(), 256);
 }
@@ -205,7 +242,11 @@ async fn byte_bound_evicts_oldest() {
     }
     eventually(|| hub.read(&me, &uri).unwrap().dropped_events == 5).await;
     let page = hub.read(&me, &uri).unwrap();
-    assert_eq!(page.entries.len(), 5, "five 200 KB events fit in 1 MiB, six do not");
+    assert_eq!(
+        page.entries.len(),
+        5,
+        "five 200 KB events fit in 1 MiB, six do not"
+    );
     assert!(page.gap);
 }
 
@@ -220,16 +261,32 @@ async fn cursors_page_forward_without_consuming_and_belong_to_one_resource() {
     fake.push(&private_message(SELF, USER, "two"));
     eventually(|| count(&hub, &me, &uri) == 2).await;
     let page = hub.read(&me, &uri).unwrap();
-    assert_eq!(texts(&page), texts(&hub.read(&me, &uri).unwrap()), "reads do not consume");
-    let after_one = hub.read(&me, &format!("{uri}?after={}", page.entries[0].cursor)).unwrap();
+    assert_eq!(
+        texts(&page),
+        texts(&hub.read(&me, &uri).unwrap()),
+        "reads do not consume"
+    );
+    let after_one = hub
+        .read(&me, &format!("{uri}?after={}", page.entries[0].cursor))
+        .unwrap();
     assert_eq!(texts(&after_one), ["two"]);
-    let after_all = hub.read(&me, &format!("{uri}?after={}", page.next_cursor)).unwrap();
+    let after_all = hub
+        .read(&me, &format!("{uri}?after={}", page.next_cursor))
+        .unwrap();
     assert!(after_all.entries.is_empty());
     assert_eq!(after_all.next_cursor, page.next_cursor);
     assert!(!after_all.gap);
-    let foreign = hub.read(&me, &format!("{other}?after={}", page.next_cursor)).unwrap_err();
-    assert!(matches!(foreign, EventsError::BadCursor { .. }), "{foreign}");
-    assert!(foreign.to_string().contains("another event resource"), "{foreign}");
+    let foreign = hub
+        .read(&me, &format!("{other}?after={}", page.next_cursor))
+        .unwrap_err();
+    assert!(
+        matches!(foreign, EventsError::BadCursor { .. }),
+        "{foreign}"
+    );
+    assert!(
+        foreign.to_string().contains("another event resource"),
+        "{foreign}"
+    );
     for bad in ["garbage", "zz-1", "%00", "x&y=1"] {
         let err = hub.read(&me, &format!("{uri}?after={bad}")).unwrap_err();
         assert!(matches!(err, EventsError::BadCursor { .. }), "{bad}: {err}");
@@ -241,9 +298,15 @@ async fn cursors_page_forward_without_consuming_and_belong_to_one_resource() {
 #[tokio::test]
 async fn a_rejected_token_is_reported_as_a_token_problem() {
     let fake = fake();
-    let hub = EventHub::new(EventsUrl::parse(&fake.url).unwrap(), Some("wrong-token".into()));
+    let hub = EventHub::new(
+        EventsUrl::parse(&fake.url).unwrap(),
+        Some("wrong-token".into()),
+    );
     let me = owner("a");
-    let err = hub.subscribe(&me, filter(json!({"self_id": SELF})), quiet()).await.unwrap_err();
+    let err = hub
+        .subscribe(&me, filter(json!({"self_id": SELF})), quiet())
+        .await
+        .unwrap_err();
     assert_eq!(err, EventsError::TokenRejected);
     assert!(err.to_string().contains("SNOWLUMA_MCP_TOKEN"));
     assert!(!err.to_string().contains("wrong-token"));
@@ -257,8 +320,13 @@ async fn a_wrong_path_fails_to_connect() {
     let fake = fake();
     let url = EventsUrl::parse(&format!("ws://127.0.0.1:{}/event", fake.port)).unwrap();
     let hub = EventHub::new(url, Some("ws-secret".into()));
-    let err = hub.subscribe(&owner("a"), filter(json!({"self_id": SELF})), quiet()).await;
-    assert!(matches!(err, Err(EventsError::ConnectFailed { .. })), "{err:?}");
+    let err = hub
+        .subscribe(&owner("a"), filter(json!({"self_id": SELF})), quiet())
+        .await;
+    assert!(
+        matches!(err, Err(EventsError::ConnectFailed { .. })),
+        "{err:?}"
+    );
 }
 
 async fn stops_on(frame: &str) -> (Option<StopReason>, FakeEventSocket, EventHub, String) {
@@ -282,13 +350,23 @@ async fn an_account_mismatch_stops_the_connection_and_blocks_new_subscriptions()
     assert!(page.status.is_stopped());
     eventually(|| fake.open_connections() == 0).await;
     assert_eq!(fake.open_connections(), 0);
-    let again = hub.subscribe(&me, filter(json!({"self_id": SELF})), quiet()).await;
-    assert!(matches!(again, Err(EventsError::ConnectionStopped { .. })), "{again:?}");
+    let again = hub
+        .subscribe(&me, filter(json!({"self_id": SELF})), quiet())
+        .await;
+    assert!(
+        matches!(again, Err(EventsError::ConnectionStopped { .. })),
+        "{again:?}"
+    );
 }
 
 #[tokio::test]
 async fn malformed_frames_stop_the_connection() {
-    for frame in ["not json", "[1,2]", r#"{"post_type":"message"}"#, r#"{"self_id":10001}"#] {
+    for frame in [
+        "not json",
+        "[1,2]",
+        r#"{"post_type":"message"}"#,
+        r#"{"self_id":10001}"#,
+    ] {
         let (reason, ..) = stops_on(frame).await;
         assert_eq!(reason, Some(StopReason::MalformedEvent), "{frame}");
     }
@@ -316,13 +394,24 @@ async fn a_disconnect_stays_visible_without_reconnect_until_all_released() {
     let page = hub.read(&me, &one).unwrap();
     assert!(page.status.is_stopped());
     assert_eq!(texts(&page), ["kept"], "buffered events stay readable");
-    assert!(hub.subscribe(&me, filter(json!({"self_id": SELF})), quiet()).await.is_err());
+    assert!(
+        hub.subscribe(&me, filter(json!({"self_id": SELF})), quiet())
+            .await
+            .is_err()
+    );
     hub.release(&me, &one).unwrap();
-    assert!(hub.read(&me, &two).unwrap().status.is_stopped(), "still stopped while held");
+    assert!(
+        hub.read(&me, &two).unwrap().status.is_stopped(),
+        "still stopped while held"
+    );
     assert_eq!(fake.handshakes(), 1, "no reconnect");
     hub.release(&me, &two).unwrap();
     subscribe(&hub, &me, json!({"self_id": SELF})).await;
-    assert_eq!(fake.handshakes(), 2, "a new subscription after release connects afresh");
+    assert_eq!(
+        fake.handshakes(),
+        2,
+        "a new subscription after release connects afresh"
+    );
 }
 
 #[tokio::test]
@@ -333,7 +422,9 @@ async fn a_close_frame_is_surfaced() {
     fake.close_connections(1001);
     assert_eq!(stopped_reason(&hub).await, Some(StopReason::Disconnected));
     let page = hub.read(&owner("a"), &uri).unwrap();
-    let ConnectionStatus::Stopped { detail, .. } = page.status else { panic!("not stopped") };
+    let ConnectionStatus::Stopped { detail, .. } = page.status else {
+        panic!("not stopped")
+    };
     assert!(detail.contains("1001"), "{detail}");
 }
 
@@ -364,12 +455,23 @@ async fn owners_only_see_their_own_resources() {
     let b1 = subscribe(&hub, &bob, json!({"self_id": SELF})).await;
     let err = hub.read(&bob, &a1).unwrap_err();
     assert!(matches!(err, EventsError::UnknownResource { .. }));
-    assert_eq!(hub.release(&bob, &a1).unwrap_err(), err, "same answer as a missing resource");
-    assert!(hub.wait(&bob, &a1, None, 0, 1, CancellationToken::new()).await.is_err());
+    assert_eq!(
+        hub.release(&bob, &a1).unwrap_err(),
+        err,
+        "same answer as a missing resource"
+    );
+    assert!(
+        hub.wait(&bob, &a1, None, 0, 1, CancellationToken::new())
+            .await
+            .is_err()
+    );
     assert_eq!(hub.list(&bob).len(), 1);
     assert_eq!(hub.release_owner(&alice), 2);
     assert!(hub.list(&alice).is_empty());
-    assert!(hub.read(&bob, &b1).is_ok(), "bob keeps his resource and the connection");
+    assert!(
+        hub.read(&bob, &b1).is_ok(),
+        "bob keeps his resource and the connection"
+    );
     assert_eq!(fake.open_connections(), 1);
     assert_eq!(hub.release_owner(&bob), 1);
     eventually(|| fake.open_connections() == 0).await;
@@ -381,17 +483,36 @@ async fn at_most_sixteen_resources_and_one_account() {
     let fake = fake();
     let hub = hub(&fake);
     let me = owner("a");
-    let other = hub.subscribe(&me, filter(json!({"self_id": SELF})), quiet()).await.unwrap();
-    let err = hub.subscribe(&me, filter(json!({"self_id": 10002})), quiet()).await.unwrap_err();
-    assert_eq!(err, EventsError::OtherAccount { connected: SELF, requested: 10002 });
+    let other = hub
+        .subscribe(&me, filter(json!({"self_id": SELF})), quiet())
+        .await
+        .unwrap();
+    let err = hub
+        .subscribe(&me, filter(json!({"self_id": 10002})), quiet())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        EventsError::OtherAccount {
+            connected: SELF,
+            requested: 10002
+        }
+    );
     for _ in 1..MAX_RESOURCES {
         subscribe(&hub, &owner("b"), json!({"self_id": SELF})).await;
     }
-    let err = hub.subscribe(&me, filter(json!({"self_id": SELF})), quiet()).await.unwrap_err();
+    let err = hub
+        .subscribe(&me, filter(json!({"self_id": SELF})), quiet())
+        .await
+        .unwrap_err();
     assert_eq!(err, EventsError::TooManyResources { limit: 16 });
     assert!(err.to_string().contains("16"));
     hub.release(&me, &other).unwrap();
-    assert!(hub.subscribe(&me, filter(json!({"self_id": SELF})), quiet()).await.is_ok());
+    assert!(
+        hub.subscribe(&me, filter(json!({"self_id": SELF})), quiet())
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -401,19 +522,29 @@ async fn wait_returns_on_the_first_event_at_the_deadline_or_on_cancel() {
     let me = owner("a");
     let uri = subscribe(&hub, &me, json!({"self_id": SELF})).await;
 
-    let empty = hub.wait(&me, &uri, None, 30, 10, CancellationToken::new()).await.unwrap();
-    assert!(empty.entries.is_empty(), "nothing arrived before the deadline");
+    let empty = hub
+        .wait(&me, &uri, None, 30, 10, CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(
+        empty.entries.is_empty(),
+        "nothing arrived before the deadline"
+    );
 
     let waiter = {
         let (hub, me, uri) = (hub.clone(), me.clone(), uri.clone());
         tokio::spawn(async move {
-            hub.wait(&me, &uri, None, 30_000, 10, CancellationToken::new()).await
+            hub.wait(&me, &uri, None, 30_000, 10, CancellationToken::new())
+                .await
         })
     };
     // Once the wait holds the slot, a second waiter is refused.
     let mut second = None;
     for _ in 0..500 {
-        match hub.wait(&me, &uri, None, 0, 10, CancellationToken::new()).await {
+        match hub
+            .wait(&me, &uri, None, 0, 10, CancellationToken::new())
+            .await
+        {
             Err(e @ EventsError::WaitInProgress { .. }) => {
                 second = Some(e);
                 break;
@@ -430,14 +561,16 @@ async fn wait_returns_on_the_first_event_at_the_deadline_or_on_cancel() {
     let waiter = {
         let (hub, me, uri, cancel) = (hub.clone(), me.clone(), uri.clone(), cancel.clone());
         let after = page.next_cursor.clone();
-        tokio::spawn(async move {
-            hub.wait(&me, &uri, Some(&after), 30_000, 10, cancel).await
-        })
+        tokio::spawn(async move { hub.wait(&me, &uri, Some(&after), 30_000, 10, cancel).await })
     };
     cancel.cancel();
     assert_eq!(waiter.await.unwrap().unwrap_err(), EventsError::Cancelled);
     // The slot is free again.
-    assert!(hub.wait(&me, &uri, None, 0, 10, CancellationToken::new()).await.is_ok());
+    assert!(
+        hub.wait(&me, &uri, None, 0, 10, CancellationToken::new())
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -447,7 +580,9 @@ async fn wait_arguments_are_bounded() {
     let me = owner("a");
     let uri = subscribe(&hub, &me, json!({"self_id": SELF})).await;
     for (wait_ms, limit, field) in [(30_001, 10, "wait_ms"), (0, 0, "limit"), (0, 257, "limit")] {
-        let err = hub.wait(&me, &uri, None, wait_ms, limit, CancellationToken::new()).await;
+        let err = hub
+            .wait(&me, &uri, None, wait_ms, limit, CancellationToken::new())
+            .await;
         let err = err.unwrap_err().to_string();
         assert!(err.contains(field), "{err}");
     }
@@ -459,8 +594,14 @@ async fn notifications_are_coalesced_per_resource() {
     let hub = hub(&fake);
     let me = owner("a");
     let gate = Arc::new(Semaphore::new(0));
-    let recorder = Arc::new(Recorder { gate: Some(gate.clone()), ..Recorder::default() });
-    let uri = hub.subscribe(&me, filter(json!({"self_id": SELF})), recorder.clone()).await.unwrap();
+    let recorder = Arc::new(Recorder {
+        gate: Some(gate.clone()),
+        ..Recorder::default()
+    });
+    let uri = hub
+        .subscribe(&me, filter(json!({"self_id": SELF})), recorder.clone())
+        .await
+        .unwrap();
     fake.push(&private_message(SELF, USER, "first"));
     eventually(|| recorder.calls.load(Ordering::SeqCst) == 1).await;
     assert_eq!(recorder.calls.load(Ordering::SeqCst), 1);
@@ -468,13 +609,21 @@ async fn notifications_are_coalesced_per_resource() {
         fake.push(&private_message(SELF, USER, &i.to_string()));
     }
     eventually(|| count(&hub, &me, &uri) == 21).await;
-    assert_eq!(recorder.calls.load(Ordering::SeqCst), 1, "one delivery in flight");
+    assert_eq!(
+        recorder.calls.load(Ordering::SeqCst),
+        1,
+        "one delivery in flight"
+    );
     gate.add_permits(100);
     eventually(|| recorder.calls.load(Ordering::SeqCst) == 2).await;
     // One more event proves the loop is idle again, not stuck, after the coalesced call.
     fake.push(&private_message(SELF, USER, "last"));
     eventually(|| recorder.calls.load(Ordering::SeqCst) == 3).await;
-    assert_eq!(recorder.calls.load(Ordering::SeqCst), 3, "21 events, 2 deliveries, then 1");
+    assert_eq!(
+        recorder.calls.load(Ordering::SeqCst),
+        3,
+        "21 events, 2 deliveries, then 1"
+    );
     assert!(!hub.read(&me, &uri).unwrap().notification_failed);
 }
 
@@ -483,12 +632,33 @@ async fn a_failed_notification_is_flagged_on_the_resource() {
     let fake = fake();
     let hub = hub(&fake);
     let me = owner("a");
-    let failing = Arc::new(Recorder { fail: true, ..Recorder::default() });
-    let uri = hub.subscribe(&me, filter(json!({"self_id": SELF})), failing).await.unwrap();
+    let failing = Arc::new(Recorder {
+        fail: true,
+        ..Recorder::default()
+    });
+    let uri = hub
+        .subscribe(&me, filter(json!({"self_id": SELF})), failing)
+        .await
+        .unwrap();
     let fine = subscribe(&hub, &me, json!({"self_id": SELF})).await;
     assert!(!hub.read(&me, &uri).unwrap().notification_failed);
     fake.push(&private_message(SELF, USER, "x"));
     eventually(|| hub.read(&me, &uri).unwrap().notification_failed).await;
     assert!(hub.read(&me, &uri).unwrap().notification_failed);
     assert!(!hub.read(&me, &fine).unwrap().notification_failed);
+}
+
+#[test]
+fn the_events_url_is_validated_at_start_up() {
+    use snowluma_mcp::config::Config;
+    let config =
+        Config::try_from_args(["snowluma-mcp", "--events-url", "ws://127.0.0.1:3001/"]).unwrap();
+    assert_eq!(config.events_url.unwrap().as_str(), "ws://127.0.0.1:3001/");
+    let err = Config::try_from_args(["snowluma-mcp", "--events-url", "http://127.0.0.1:3001/"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("SNOWLUMA_MCP_EVENTS_URL") && err.contains("ws:"),
+        "{err}"
+    );
 }

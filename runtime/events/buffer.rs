@@ -104,7 +104,11 @@ pub(super) fn cursor(resource_id: &str, seq: u64) -> String {
 }
 
 /// Reads a cursor issued for `resource_id` whose position is at most `last_seq`.
-pub(super) fn parse_cursor(resource_id: &str, last_seq: u64, raw: &str) -> Result<u64, EventsError> {
+pub(super) fn parse_cursor(
+    resource_id: &str,
+    last_seq: u64,
+    raw: &str,
+) -> Result<u64, EventsError> {
     let malformed = || EventsError::BadCursor {
         problem: "is not a cursor this server issued; use next_cursor or oldest_cursor from a \
                   previous read of the same resource, or read without ?after"
@@ -159,7 +163,12 @@ mod tests {
     #[test]
     fn cursors_are_bound_to_one_resource() {
         assert_eq!(parse_cursor("abc", 5, &cursor("abc", 3)).unwrap(), 3);
-        assert!(parse_cursor("abc", 5, &cursor("other", 3)).unwrap_err().to_string().contains("another"));
+        assert!(
+            parse_cursor("abc", 5, &cursor("other", 3))
+                .unwrap_err()
+                .to_string()
+                .contains("another")
+        );
         assert!(parse_cursor("abc", 5, "abc-9").is_err());
         assert!(parse_cursor("abc", 5, "garbage").is_err());
         assert!(parse_cursor("abc", 5, "abc--1").is_err());

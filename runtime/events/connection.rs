@@ -86,7 +86,10 @@ impl ConnectionTask {
             Err(_) => {
                 return self.stopped(
                     StopReason::ConnectFailed,
-                    format!("no WebSocket handshake within {}s", CONNECT_TIMEOUT.as_secs()),
+                    format!(
+                        "no WebSocket handshake within {}s",
+                        CONNECT_TIMEOUT.as_secs()
+                    ),
                 );
             }
         };
@@ -103,16 +106,30 @@ impl ConnectionTask {
                 Some(Ok(Message::Text(text))) => self.frame(text.as_str()),
                 Some(Ok(Message::Binary(bytes))) => match std::str::from_utf8(&bytes) {
                     Ok(text) => self.frame(text),
-                    Err(_) => Err((StopReason::MalformedEvent, "a binary frame was not UTF-8 JSON".into())),
+                    Err(_) => Err((
+                        StopReason::MalformedEvent,
+                        "a binary frame was not UTF-8 JSON".into(),
+                    )),
                 },
-                Some(Ok(Message::Close(frame))) => Err(closed(frame.map(|f| (f.code, f.reason.to_string())))),
+                Some(Ok(Message::Close(frame))) => {
+                    Err(closed(frame.map(|f| (f.code, f.reason.to_string()))))
+                }
                 Some(Ok(_)) => Ok(()), // ping, pong: tungstenite answers pings itself
                 Some(Err(WsError::Capacity(e))) => Err((
                     StopReason::FrameTooLarge,
-                    format!("SnowLuma sent a frame over the {} KiB limit ({e})", MAX_FRAME_BYTES / 1024),
+                    format!(
+                        "SnowLuma sent a frame over the {} KiB limit ({e})",
+                        MAX_FRAME_BYTES / 1024
+                    ),
                 )),
-                Some(Err(e)) => Err((StopReason::Disconnected, format!("the event socket failed: {e}"))),
-                None => Err((StopReason::Disconnected, "the event socket closed without a close frame".into())),
+                Some(Err(e)) => Err((
+                    StopReason::Disconnected,
+                    format!("the event socket failed: {e}"),
+                )),
+                None => Err((
+                    StopReason::Disconnected,
+                    "the event socket closed without a close frame".into(),
+                )),
             };
             if let Err((reason, detail)) = verdict {
                 let _ = tokio::time::timeout(Duration::from_secs(1), socket.close(None)).await;
@@ -124,7 +141,9 @@ impl ConnectionTask {
     async fn open(
         &self,
     ) -> Result<
-        tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+        tokio_tungstenite::WebSocketStream<
+            tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+        >,
         String,
     > {
         let mut request = self
@@ -150,7 +169,12 @@ impl ConnectionTask {
 
     /// Checks one frame and hands it on; an error stops the connection.
     fn frame(&self, text: &str) -> Result<(), (StopReason, String)> {
-        let malformed = |what: &str| (StopReason::MalformedEvent, format!("SnowLuma sent a frame that is not a OneBot event: {what}"));
+        let malformed = |what: &str| {
+            (
+                StopReason::MalformedEvent,
+                format!("SnowLuma sent a frame that is not a OneBot event: {what}"),
+            )
+        };
         let event: Value = serde_json::from_str(text).map_err(|_| malformed("not JSON"))?;
         let self_id = event
             .get("self_id")
@@ -170,7 +194,9 @@ impl ConnectionTask {
                 ),
             ));
         }
-        let Some(hub) = self.hub.upgrade() else { return Ok(()) };
+        let Some(hub) = self.hub.upgrade() else {
+            return Ok(());
+        };
         if post_type == "meta_event" {
             let time = event.get("time").and_then(Value::as_i64);
             hub.meta_event(self.generation, time);
@@ -184,7 +210,10 @@ impl ConnectionTask {
 
     fn stopped(&self, reason: StopReason, detail: String) {
         if let Some(hub) = self.hub.upgrade() {
-            hub.connection_stopped(self.generation, ConnectionStatus::Stopped { reason, detail });
+            hub.connection_stopped(
+                self.generation,
+                ConnectionStatus::Stopped { reason, detail },
+            );
         }
     }
 }
@@ -199,8 +228,14 @@ fn closed(frame: Option<(CloseCode, String)>) -> (StopReason, String) {
         ),
         Some((code, reason)) => (
             StopReason::Disconnected,
-            format!("SnowLuma closed the event socket (code {}, reason {reason:?})", u16::from(code)),
+            format!(
+                "SnowLuma closed the event socket (code {}, reason {reason:?})",
+                u16::from(code)
+            ),
         ),
-        None => (StopReason::Disconnected, "SnowLuma closed the event socket".into()),
+        None => (
+            StopReason::Disconnected,
+            "SnowLuma closed the event socket".into(),
+        ),
     }
 }

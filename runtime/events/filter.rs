@@ -33,7 +33,9 @@ pub struct SubscribeRequest {
 }
 
 /// An event category, by OneBot `post_type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum EventType {
     /// `post_type` `message` or `message_sent`.
@@ -73,7 +75,11 @@ impl EventFilter {
         let request: SubscribeRequest = serde_path_to_error::deserialize(args).map_err(|e| {
             let field = e.path().to_string();
             EventsError::InvalidFilter {
-                field: if field == "." { "arguments".into() } else { field },
+                field: if field == "." {
+                    "arguments".into()
+                } else {
+                    field
+                },
                 problem: e.into_inner().to_string(),
             }
         })?;
@@ -170,7 +176,10 @@ mod tests {
 
     #[test]
     fn message_sent_counts_as_message_and_meta_is_no_category() {
-        assert_eq!(EventType::of_post_type("message_sent"), Some(EventType::Message));
+        assert_eq!(
+            EventType::of_post_type("message_sent"),
+            Some(EventType::Message)
+        );
         assert_eq!(EventType::of_post_type("meta_event"), None);
     }
 
@@ -180,9 +189,11 @@ mod tests {
         ids.extend(1..=100);
         let filter = EventFilter::from_json(&json!({"self_id": 1, "group_ids": ids})).unwrap();
         assert_eq!(filter.group_ids.unwrap().len(), 100);
-        let err = EventFilter::from_json(&json!({"self_id": 1, "user_ids": (1..=101).collect::<Vec<i64>>()}))
-            .unwrap_err()
-            .to_string();
+        let err = EventFilter::from_json(
+            &json!({"self_id": 1, "user_ids": (1..=101).collect::<Vec<i64>>()}),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("user_ids") && err.contains("100"), "{err}");
     }
 

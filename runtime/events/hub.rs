@@ -110,7 +110,7 @@ impl EventHub {
                     limit: MAX_RESOURCES,
                 });
             }
-            match &state.connection {
+            let status = match &state.connection {
                 Some(c) if c.self_id != filter.self_id => {
                     return Err(EventsError::OtherAccount {
                         connected: c.self_id,
@@ -123,16 +123,13 @@ impl EventHub {
                             detail: detail.clone(),
                         });
                     }
+                    c.status.subscribe()
                 }
                 None => self.open_connection(&mut state, filter.self_id),
-            }
+            };
             let resource = self.new_resource(owner, filter, &uri, &id, notifier);
             state.resources.insert(id.clone(), resource);
-            state
-                .connection
-                .as_ref()
-                .map(|c| c.status.subscribe())
-                .expect("a connection exists after open_connection")
+            status
         };
         let settled = tokio::time::timeout(
             CONNECT_TIMEOUT + Duration::from_secs(1),
@@ -241,10 +238,7 @@ impl EventHub {
         let id = self.owned_id(owner, uri)?;
         let mut changed = {
             let mut state = self.shared.lock();
-            let resource = state
-                .resources
-                .get_mut(&id)
-                .ok_or_else(|| unknown(uri))?;
+            let resource = state.resources.get_mut(&id).ok_or_else(|| unknown(uri))?;
             if resource.waiting {
                 return Err(EventsError::WaitInProgress {
                     uri: format!("{URI_PREFIX}{id}"),
@@ -291,10 +285,15 @@ impl EventHub {
         }
     }
 
-    fn open_connection(&self, state: &mut HubState, self_id: i64) {
+    /// Starts the reader task; returns a view of its status.
+    fn open_connection(
+        &self,
+        state: &mut HubState,
+        self_id: i64,
+    ) -> watch::Receiver<ConnectionStatus> {
         state.generations += 1;
         let stop = CancellationToken::new();
-        let (status, _) = watch::channel(ConnectionStatus::Connecting);
+        let (status, receiver) = watch::channel(ConnectionStatus::Connecting);
         state.connection = Some(Connection {
             self_id,
             generation: state.generations,
@@ -310,6 +309,7 @@ impl EventHub {
             stop,
         };
         tokio::spawn(task.run());
+        receiver
     }
 
     fn new_resource(
@@ -439,7 +439,11 @@ impl HubShared {
     /// A lifecycle or heartbeat event: the connection is alive.
     pub(super) fn meta_event(&self, generation: u64, time: Option<i64>) {
         let state = self.lock();
-        if let Some(c) = state.connection.as_ref().filter(|c| c.generation == generation) {
+        if let Some(c) = state
+            .connection
+            .as_ref()
+            .filter(|c| c.generation == generation)
+        {
             c.status.send_replace(ConnectionStatus::Connected {
                 last_heartbeat: time,
             });
@@ -449,7 +453,11 @@ impl HubShared {
     /// An ordinary event: buffer it in every matching resource.
     pub(super) fn deliver(&self, generation: u64, kind: EventType, event: Arc<Value>, len: usize) {
         let mut state = self.lock();
-        let Some(c) = state.connection.as_ref().filter(|c| c.generation == generation) else {
+        let Some(c) = state
+            .connection
+            .as_ref()
+            .filter(|c| c.generation == generation)
+        else {
             return;
         };
         if *c.status.borrow() == ConnectionStatus::Connecting {
@@ -467,7 +475,11 @@ impl HubShared {
 
     pub(super) fn connection_stopped(&self, generation: u64, status: ConnectionStatus) {
         let state = self.lock();
-        if let Some(c) = state.connection.as_ref().filter(|c| c.generation == generation) {
+        if let Some(c) = state
+            .connection
+            .as_ref()
+            .filter(|c| c.generation == generation)
+        {
             c.status.send_replace(status);
             state.resources.values().for_each(Resource::touch);
         }

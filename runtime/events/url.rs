@@ -94,7 +94,10 @@ mod tests {
         assert!(problem("ws://127.0.0.1:3001/#top").contains("fragment"));
         assert!(problem("not a url").contains("not a URL"));
         assert!(problem("ws://").contains("host"));
-        for message in [problem("ws://u:secret@h/"), problem("ws://h/?access_token=secret")] {
+        for message in [
+            problem("ws://u:secret@h/"),
+            problem("ws://h/?access_token=secret"),
+        ] {
             assert!(!message.contains("secret"), "{message}");
             assert!(message.contains("SNOWLUMA_MCP_EVENTS_URL"), "{message}");
         }

@@ -83,7 +83,9 @@ impl FakeEventSocket {
     pub fn start(opts: WsOptions) -> FakeEventSocket {
         let listener =
             std::net::TcpListener::bind(("127.0.0.1", 0)).expect("fake WS: bind 127.0.0.1");
-        listener.set_nonblocking(true).expect("fake WS: nonblocking");
+        listener
+            .set_nonblocking(true)
+            .expect("fake WS: nonblocking");
         let port = listener.local_addr().expect("local addr").port();
         let url = format!("ws://127.0.0.1:{port}{}", opts.path);
         let shared = Arc::new(Shared {
@@ -192,6 +194,8 @@ async fn connection(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
     let path = shared.opts.path.clone();
     let mut authorization = None;
     let mut query = None;
+    // The callback's signature is tungstenite's; its large error type is not ours to shrink.
+    #[allow(clippy::result_large_err)]
     let callback = |request: &Request, response: Response| {
         if request.uri().path() != path {
             let mut refusal = ErrorResponse::new(Some("Bad path for WebSocket".into()));
@@ -229,7 +233,9 @@ async fn connection(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
     }
     if !token_ok {
         // SnowLuma accepts the upgrade first and then closes with a policy violation.
-        let _ = socket.close(Some(close_frame(1008, "invalid access token"))).await;
+        let _ = socket
+            .close(Some(close_frame(1008, "invalid access token")))
+            .await;
         return;
     }
     for frame in [
