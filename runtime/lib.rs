@@ -3,7 +3,7 @@
 //!
 //! Modules, one per concern: [`config`] (env vars and flags), [`catalog`] (the bundled
 //! catalog over generated/), [`server`] (rmcp handler, tools, resources, stdio transport),
-//! [`exec`] (the one execution pipeline and its gate), [`onebot`] (SnowLuma's HTTP API) and
+//! [`exec`] (the one execution pipeline and its gate), [`onebot`] (SnowLuma's HTTP API),
 //! [`trace`] (W3C trace context and per-call diagnostics), and [`events`] (live OneBot events
 //! from SnowLuma's WebSocket adapter as bounded, cursor-read resources; no rmcp types).
 
