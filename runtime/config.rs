@@ -61,6 +61,11 @@ struct Flags {
     #[arg(long, env = "SNOWLUMA_MCP_TOKEN", hide_env_values = true)]
     token: Option<String>,
 
+    /// SnowLuma's OneBot WebSocket address for live events, e.g. ws://127.0.0.1:3001/;
+    /// unset disables event resources
+    #[arg(long, env = "SNOWLUMA_MCP_EVENTS_URL")]
+    events_url: Option<String>,
+
     /// Request timeout in milliseconds for ordinary calls
     #[arg(long, env = "SNOWLUMA_MCP_TIMEOUT_MS", default_value_t = 30_000)]
     timeout_ms: u64,
@@ -113,6 +118,8 @@ pub struct Config {
     pub mode: Mode,
     pub endpoint: Option<String>,
     pub token: Option<String>,
+    /// Where live events come from; `None` disables event resources.
+    pub events_url: Option<crate::events::EventsUrl>,
     pub timeout: Duration,
     pub streams: StreamConfig,
     pub log: String,
@@ -125,6 +132,7 @@ impl fmt::Debug for Config {
             .field("mode", &self.mode)
             .field("endpoint_set", &self.endpoint.is_some())
             .field("token_set", &self.token.is_some())
+            .field("events_url", &self.events_url)
             .field("timeout", &self.timeout)
             .finish()
     }
@@ -205,10 +213,17 @@ impl Config {
                 flags.max_streams
             )));
         }
+        let events_url = flags
+            .events_url
+            .filter(|u| !u.trim().is_empty())
+            .map(|u| crate::events::EventsUrl::parse(&u))
+            .transpose()
+            .map_err(|e| ConfigError(e.to_string()))?;
         Ok(Config {
             mode,
             endpoint,
             token,
+            events_url,
             timeout: Duration::from_millis(flags.timeout_ms),
             streams: StreamConfig {
                 download_dir,

@@ -5,13 +5,14 @@
 //! [`server`] (the only code that knows rmcp: handler, transports, tool registry, sessions),
 //! [`input`] (completing missing parameters), [`preview`] (the `preview_message` draft
 //! builder and its bundled MCP Apps panel), [`exec`] (the one execution pipeline and its
-//! gate), [`tasks`] (durable background tasks), [`streams`] (downloads, uploads, frame
+//! gate), [`tasks`] (durable background tasks), [`events`] (SnowLuma's WebSocket events, buffers and cursors), [`streams`] (downloads, uploads, frame
 //! collections), [`onebot`] (SnowLuma's HTTP API), [`catalog`] (the bundled catalog over
 //! generated/), [`trace`] (W3C trace context), and the foundation: [`outcome`] (results,
 //! diagnostics, error kinds), [`config`] and [`ids`].
 
 pub mod catalog;
 pub mod config;
+pub mod events;
 pub mod exec;
 pub mod ids;
 pub mod input;

@@ -11,7 +11,11 @@ const RULES: &[(&str, &[&str])] = &[
     ("preview", &["server", "input"]),
     ("exec", &["server", "input", "preview"]),
     ("tasks", &["server", "input", "preview", "exec"]),
-    ("streams", &["server", "input", "preview", "exec", "tasks"]),
+    ("events", &["server", "input", "preview", "exec", "tasks"]),
+    (
+        "streams",
+        &["server", "input", "preview", "exec", "tasks", "events"],
+    ),
     (
         "onebot",
         &["server", "input", "preview", "exec", "tasks", "streams"],

@@ -1,0 +1,166 @@
+//! Live events throughput and memory: frames from the fake SnowLuma WebSocket adapter through
+//! the reader, the filter and a resource buffer to `EventHub::wait`/`read`.
+//!
+//! `cargo bench --bench events` prints:
+//! - events/s: N group messages sent in one burst, timed from the push until a reader has
+//!   seen the last one (the reader pages with `wait`, so it may lag and see gaps; the figure is
+//!   the rate at which events became readable);
+//! - heap bytes per buffered event: allocations held by one full resource (256 events),
+//!   counted by a wrapping global allocator, next to the JSON size of one frame.
+
+#[path = "../tests/support/fake_snowluma_ws.rs"]
+mod fake_snowluma_ws;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::time::{Duration, Instant};
+
+use fake_snowluma_ws::{FakeEventSocket, WsOptions, group_message};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::json;
+use snowluma_mcp::events::{EventFilter, EventHub, EventNotifier, EventsUrl, OwnerId};
+use tokio_util::sync::CancellationToken;
+
+struct Counting;
+
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+struct Silent;
+
+impl EventNotifier for Silent {
+    fn updated(&self, _uri: &str) -> BoxFuture<'static, Result<(), String>> {
+        async { Ok(()) }.boxed()
+    }
+}
+
+const SELF: i64 = 10001;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let fake = FakeEventSocket::start(WsOptions::default());
+        let hub = EventHub::new(EventsUrl::parse(&fake.url).expect("url"), None);
+        throughput(&fake, &hub, 100_000).await;
+        throughput(&fake, &hub, 100_000).await;
+        memory(&fake, &hub).await;
+    });
+}
+
+async fn throughput(fake: &FakeEventSocket, hub: &EventHub, n: usize) {
+    let me = OwnerId::new("bench");
+    // A filter that has to look at every event: a group list of 100 ids including the one sent.
+    let filter = EventFilter::from_json(&json!({
+        "self_id": SELF, "types": ["message"], "group_ids": (20001..20101).collect::<Vec<i64>>()
+    }))
+    .expect("filter");
+    let uri = hub
+        .subscribe(&me, filter, Arc::new(Silent))
+        .await
+        .expect("subscribe");
+    let frames: Vec<String> = (0..n)
+        .map(|i| group_message(SELF, 20001, 30001, &format!("message {i}")).to_string())
+        .collect();
+    let frame_bytes = frames[0].len();
+    let last_text = format!("message {}", n - 1);
+    let started = Instant::now();
+    fake.push_batch(Arc::new(frames));
+    let (mut after, mut pages, mut read) = (None::<String>, 0usize, 0usize);
+    loop {
+        let page = hub
+            .wait(
+                &me,
+                &uri,
+                after.as_deref(),
+                30_000,
+                256,
+                CancellationToken::new(),
+            )
+            .await
+            .expect("wait");
+        pages += 1;
+        read += page.entries.len();
+        let done = page
+            .entries
+            .last()
+            .is_some_and(|e| e.event["raw_message"] == last_text.as_str());
+        after = Some(page.next_cursor);
+        if done {
+            let elapsed = started.elapsed();
+            let dropped = hub.read(&me, &uri).expect("read").dropped_events;
+            println!(
+                "events/s: {:.0} ({n} events of {frame_bytes} B in {:.1} ms; reader took {read} \
+                 in {pages} pages, buffer evicted {dropped})",
+                n as f64 / elapsed.as_secs_f64(),
+                elapsed.as_secs_f64() * 1000.0
+            );
+            break;
+        }
+        if page.status.is_stopped() {
+            println!("connection stopped: {:?}", page.status);
+            break;
+        }
+    }
+    hub.release(&me, &uri).expect("release");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}
+
+async fn memory(fake: &FakeEventSocket, hub: &EventHub) {
+    let me = OwnerId::new("bench");
+    let filter = EventFilter::from_json(&json!({"self_id": SELF})).expect("filter");
+    let uri = hub
+        .subscribe(&me, filter, Arc::new(Silent))
+        .await
+        .expect("subscribe");
+    let frame = group_message(SELF, 20001, 30001, "a typical short message").to_string();
+    // Fill once so buffers and channels reach their steady size, then measure a full refill.
+    fake.push_batch(Arc::new(vec![frame.clone(); 256]));
+    wait_for_total(hub, &me, &uri, 256).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    fake.push_batch(Arc::new(vec![frame.clone(); 256]));
+    wait_for_total(hub, &me, &uri, 512).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let after = LIVE_BYTES.load(Ordering::Relaxed);
+    // The refill replaced 256 old events with 256 new ones, so compare against an empty buffer.
+    hub.release(&me, &uri).expect("release");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let released = LIVE_BYTES.load(Ordering::Relaxed);
+    println!(
+        "heap per buffered event: {:.0} B (frame JSON {} B; 256 events held {} B, steady-state \
+         refill delta {} B)",
+        (after - released) as f64 / 256.0,
+        frame.len(),
+        after - released,
+        after - before
+    );
+}
+
+async fn wait_for_total(hub: &EventHub, me: &OwnerId, uri: &str, total: u64) {
+    for _ in 0..1000 {
+        let page = hub.read(me, uri).expect("read");
+        if page.entries.len() as u64 + page.dropped_events >= total {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

@@ -1,0 +1,89 @@
+//! The one error type of the events module. Each message names the field or limit and the
+//! next step; none contains the access token.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventsError {
+    /// `SNOWLUMA_MCP_EVENTS_URL` is unusable.
+    InvalidUrl { problem: String },
+    /// A subscription filter field is invalid.
+    InvalidFilter { field: String, problem: String },
+    /// A `wait` argument is out of range.
+    InvalidArgument { field: String, problem: String },
+    /// The process already holds the most resources it may.
+    TooManyResources { limit: usize },
+    /// The shared connection serves another account.
+    OtherAccount { connected: i64, requested: i64 },
+    /// The shared connection has stopped; resources must be released before a new one opens.
+    ConnectionStopped { detail: String },
+    /// SnowLuma closed the socket with 1008 after the handshake.
+    TokenRejected,
+    /// The socket could not be opened.
+    ConnectFailed { detail: String },
+    /// No such resource for this owner (or a malformed URI).
+    UnknownResource { uri: String },
+    /// A cursor is malformed, too new, or belongs to another resource.
+    BadCursor { problem: String },
+    /// Another call is already waiting on this resource.
+    WaitInProgress { uri: String },
+    /// The resource was released while a call waited on it.
+    Released { uri: String },
+    /// The caller cancelled the wait.
+    Cancelled,
+}
+
+impl fmt::Display for EventsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EventsError::InvalidUrl { problem } => write!(f, "SNOWLUMA_MCP_EVENTS_URL {problem}"),
+            EventsError::InvalidFilter { field, problem } => write!(f, "`{field}` {problem}"),
+            EventsError::InvalidArgument { field, problem } => write!(f, "`{field}` {problem}"),
+            EventsError::TooManyResources { limit } => write!(
+                f,
+                "at most {limit} event resources may exist at once; release one with \
+                 unsubscribe_events before subscribing again"
+            ),
+            EventsError::OtherAccount {
+                connected,
+                requested,
+            } => write!(
+                f,
+                "the event connection serves self_id {connected}, not {requested}; release every \
+                 event resource (unsubscribe_events) before subscribing for another account"
+            ),
+            EventsError::ConnectionStopped { detail } => write!(
+                f,
+                "the event connection has stopped ({detail}); release every event resource \
+                 (unsubscribe_events) before subscribing again, which opens a new connection"
+            ),
+            EventsError::TokenRejected => f.write_str(
+                "SnowLuma rejected the access token on the event socket (close code 1008); set \
+                 SNOWLUMA_MCP_TOKEN to the WebSocket adapter's token",
+            ),
+            EventsError::ConnectFailed { detail } => write!(
+                f,
+                "could not open the event socket at SNOWLUMA_MCP_EVENTS_URL ({detail}); check \
+                 that SnowLuma's WebSocket adapter is running and the URL's path matches its \
+                 configured path exactly"
+            ),
+            EventsError::UnknownResource { uri } => write!(
+                f,
+                "no event resource {uri} exists in this session; subscribe_events returns the \
+                 canonical snowluma://onebot/events/<id> URI"
+            ),
+            EventsError::BadCursor { problem } => write!(f, "cursor `after` {problem}"),
+            EventsError::WaitInProgress { uri } => write!(
+                f,
+                "another call is already waiting on {uri}; only one wait per resource may run \
+                 at a time, retry after it returns"
+            ),
+            EventsError::Released { uri } => {
+                write!(f, "the event resource {uri} was released during the wait")
+            }
+            EventsError::Cancelled => f.write_str("the wait for events was cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for EventsError {}

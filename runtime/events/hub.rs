@@ -1,0 +1,512 @@
+//! The process-wide hub: resources, their owners and buffers, and the shared connection.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::buffer::{EventBuffer, cursor, parse_cursor};
+use super::connection::{CONNECT_TIMEOUT, ConnectionStatus, ConnectionTask, StopReason};
+use super::filter::{EventFilter, EventType};
+use super::{
+    EventNotifier, EventsError, EventsUrl, OwnerId, Page, PageEntry, ResourceSummary, URI_PREFIX,
+};
+
+/// Most resources one process holds.
+pub const MAX_RESOURCES: usize = 16;
+/// Longest `wait`, in milliseconds.
+pub const MAX_WAIT_MS: u64 = 30_000;
+/// Most events one `wait` returns.
+pub const MAX_WAIT_LIMIT: usize = 256;
+
+/// The process-wide registry of event resources. Cloning shares it.
+#[derive(Clone)]
+pub struct EventHub {
+    shared: Arc<HubShared>,
+}
+
+impl std::fmt::Debug for EventHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The token is deliberately left out.
+        f.debug_struct("EventHub")
+            .field("url", &self.shared.url)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct HubShared {
+    url: EventsUrl,
+    token: Option<String>,
+    state: Mutex<HubState>,
+}
+
+struct HubState {
+    resources: HashMap<String, Resource>,
+    connection: Option<Connection>,
+    generations: u64,
+}
+
+struct Connection {
+    self_id: i64,
+    generation: u64,
+    status: watch::Sender<ConnectionStatus>,
+    stop: CancellationToken,
+}
+
+struct Resource {
+    owner: OwnerId,
+    filter: EventFilter,
+    buffer: EventBuffer,
+    /// Bumped on every change, so a waiter never misses one.
+    changed: watch::Sender<u64>,
+    waiting: bool,
+    /// One stored permit = one pending notification: the coalescing.
+    notify: Arc<Notify>,
+    stop_notifier: CancellationToken,
+    notification_failed: bool,
+}
+
+impl Resource {
+    fn touch(&self) {
+        self.changed.send_modify(|n| *n += 1);
+        self.notify.notify_one();
+    }
+}
+
+impl EventHub {
+    /// A hub for SnowLuma's event socket at `url`; `token` is `Config.token`.
+    pub fn new(url: EventsUrl, token: Option<String>) -> EventHub {
+        EventHub {
+            shared: Arc::new(HubShared {
+                url,
+                token: token.filter(|t| !t.is_empty()),
+                state: Mutex::new(HubState {
+                    resources: HashMap::new(),
+                    connection: None,
+                    generations: 0,
+                }),
+            }),
+        }
+    }
+
+    /// Creates a resource for `filter` and returns its canonical URI. The first resource opens
+    /// the connection and this call waits (at most 10 s) until SnowLuma's first frame or a
+    /// refusal, so a rejected token is reported here. Must run inside a Tokio runtime.
+    pub async fn subscribe(
+        &self,
+        owner: &OwnerId,
+        filter: EventFilter,
+        notifier: Arc<dyn EventNotifier>,
+    ) -> Result<String, EventsError> {
+        let id = crate::ids::random_hex::<8>();
+        let uri = format!("{URI_PREFIX}{id}");
+        let mut status = {
+            let mut state = self.shared.lock();
+            if state.resources.len() >= MAX_RESOURCES {
+                return Err(EventsError::TooManyResources {
+                    limit: MAX_RESOURCES,
+                });
+            }
+            let status = match &state.connection {
+                Some(c) if c.self_id != filter.self_id => {
+                    return Err(EventsError::OtherAccount {
+                        connected: c.self_id,
+                        requested: filter.self_id,
+                    });
+                }
+                Some(c) => {
+                    if let ConnectionStatus::Stopped { detail, .. } = &*c.status.borrow() {
+                        return Err(EventsError::ConnectionStopped {
+                            detail: detail.clone(),
+                        });
+                    }
+                    c.status.subscribe()
+                }
+                None => self.open_connection(&mut state, filter.self_id),
+            };
+            let resource = self.new_resource(owner, filter, &uri, &id, notifier);
+            state.resources.insert(id.clone(), resource);
+            status
+        };
+        let settled = tokio::time::timeout(
+            CONNECT_TIMEOUT + Duration::from_secs(1),
+            status.wait_for(|s| *s != ConnectionStatus::Connecting),
+        )
+        .await;
+        let failure = match settled {
+            Ok(Ok(s)) => match &*s {
+                ConnectionStatus::Stopped {
+                    reason: StopReason::TokenRejected,
+                    ..
+                } => Some(EventsError::TokenRejected),
+                ConnectionStatus::Stopped { detail, .. } => Some(EventsError::ConnectFailed {
+                    detail: detail.clone(),
+                }),
+                _ => None,
+            },
+            // The sender went away: every resource was released meanwhile.
+            Ok(Err(_)) => Some(EventsError::UnknownResource { uri: uri.clone() }),
+            Err(_) => Some(EventsError::ConnectFailed {
+                detail: "SnowLuma sent no event within the connect timeout".into(),
+            }),
+        };
+        match failure {
+            None => Ok(uri),
+            Some(error) => {
+                // Nothing useful was created; do not leave a dead resource behind.
+                self.shared.remove(&id);
+                Err(error)
+            }
+        }
+    }
+
+    /// Releases one resource. The last release closes the socket.
+    pub fn release(&self, owner: &OwnerId, uri: &str) -> Result<(), EventsError> {
+        let id = self.owned_id(owner, uri)?;
+        self.shared.remove(&id);
+        Ok(())
+    }
+
+    /// Releases every resource of `owner` (its MCP connection closed); returns how many.
+    pub fn release_owner(&self, owner: &OwnerId) -> usize {
+        let ids: Vec<String> = {
+            let state = self.shared.lock();
+            state
+                .resources
+                .iter()
+                .filter(|(_, r)| &r.owner == owner)
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        ids.iter().for_each(|id| self.shared.remove(id));
+        ids.len()
+    }
+
+    /// The resources `owner` holds, by URI. Never connects.
+    pub fn list(&self, owner: &OwnerId) -> Vec<ResourceSummary> {
+        let state = self.shared.lock();
+        let mut list: Vec<ResourceSummary> = state
+            .resources
+            .iter()
+            .filter(|(_, r)| &r.owner == owner)
+            .map(|(id, r)| ResourceSummary {
+                uri: format!("{URI_PREFIX}{id}"),
+                filter: r.filter.clone(),
+                buffered_events: r.buffer.len(),
+            })
+            .collect();
+        list.sort_by(|a, b| a.uri.cmp(&b.uri));
+        list
+    }
+
+    /// Reads a resource; `uri` may carry `?after=<cursor>`. Every buffered event after the
+    /// cursor is returned (at most 256 exist).
+    pub fn read(&self, owner: &OwnerId, uri: &str) -> Result<Page, EventsError> {
+        let (base, after) = split_after(uri)?;
+        let id = self.owned_id(owner, base)?;
+        self.shared.page(&id, after.as_deref(), MAX_WAIT_LIMIT)
+    }
+
+    /// Returns as soon as at least one event after `after` is buffered (or the connection has
+    /// stopped), else an empty page when `wait_ms` (0..=30000) runs out. `limit` (1..=256)
+    /// bounds the entries. Cancelling `cancel` ends the wait at once with
+    /// [`EventsError::Cancelled`]. One wait per resource at a time.
+    pub async fn wait(
+        &self,
+        owner: &OwnerId,
+        uri: &str,
+        after: Option<&str>,
+        wait_ms: u64,
+        limit: usize,
+        cancel: CancellationToken,
+    ) -> Result<Page, EventsError> {
+        if wait_ms > MAX_WAIT_MS {
+            return Err(EventsError::InvalidArgument {
+                field: "wait_ms".into(),
+                problem: format!("must be between 0 and {MAX_WAIT_MS} (got {wait_ms})"),
+            });
+        }
+        if !(1..=MAX_WAIT_LIMIT).contains(&limit) {
+            return Err(EventsError::InvalidArgument {
+                field: "limit".into(),
+                problem: format!("must be between 1 and {MAX_WAIT_LIMIT} (got {limit})"),
+            });
+        }
+        let id = self.owned_id(owner, uri)?;
+        let mut changed = {
+            let mut state = self.shared.lock();
+            let resource = state.resources.get_mut(&id).ok_or_else(|| unknown(uri))?;
+            if resource.waiting {
+                return Err(EventsError::WaitInProgress {
+                    uri: format!("{URI_PREFIX}{id}"),
+                });
+            }
+            resource.waiting = true;
+            resource.changed.subscribe()
+        };
+        let _guard = WaitGuard {
+            shared: &self.shared,
+            id: &id,
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(wait_ms);
+        loop {
+            changed.borrow_and_update();
+            let page = self.shared.page(&id, after, limit)?;
+            if !page.entries.is_empty() || page.status.is_stopped() || wait_ms == 0 {
+                return Ok(page);
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return Err(EventsError::Cancelled),
+                _ = tokio::time::sleep_until(deadline) => {
+                    return self.shared.page(&id, after, limit);
+                }
+                gone = changed.changed() => if gone.is_err() {
+                    return Err(EventsError::Released { uri: format!("{URI_PREFIX}{id}") });
+                },
+            }
+        }
+    }
+
+    /// Whether the shared socket is open or opening (for status and tests).
+    pub fn connection_status(&self) -> Option<ConnectionStatus> {
+        let state = self.shared.lock();
+        state.connection.as_ref().map(|c| c.status.borrow().clone())
+    }
+
+    fn owned_id(&self, owner: &OwnerId, uri: &str) -> Result<String, EventsError> {
+        let id = uri.strip_prefix(URI_PREFIX).ok_or_else(|| unknown(uri))?;
+        let state = self.shared.lock();
+        match state.resources.get(id) {
+            Some(r) if &r.owner == owner => Ok(id.to_string()),
+            _ => Err(unknown(uri)),
+        }
+    }
+
+    /// Starts the reader task; returns a view of its status.
+    fn open_connection(
+        &self,
+        state: &mut HubState,
+        self_id: i64,
+    ) -> watch::Receiver<ConnectionStatus> {
+        state.generations += 1;
+        let stop = CancellationToken::new();
+        let (status, receiver) = watch::channel(ConnectionStatus::Connecting);
+        state.connection = Some(Connection {
+            self_id,
+            generation: state.generations,
+            status,
+            stop: stop.clone(),
+        });
+        let task = ConnectionTask {
+            hub: Arc::downgrade(&self.shared),
+            generation: state.generations,
+            url: self.shared.url.clone(),
+            token: self.shared.token.clone(),
+            self_id,
+            stop,
+        };
+        tokio::spawn(task.run());
+        receiver
+    }
+
+    fn new_resource(
+        &self,
+        owner: &OwnerId,
+        filter: EventFilter,
+        uri: &str,
+        id: &str,
+        notifier: Arc<dyn EventNotifier>,
+    ) -> Resource {
+        let notify = Arc::new(Notify::new());
+        let stop_notifier = CancellationToken::new();
+        tokio::spawn(notify_loop(
+            Arc::downgrade(&self.shared),
+            id.to_string(),
+            uri.to_string(),
+            notify.clone(),
+            stop_notifier.clone(),
+            notifier,
+        ));
+        Resource {
+            owner: owner.clone(),
+            filter,
+            buffer: EventBuffer::new(),
+            changed: watch::channel(0).0,
+            waiting: false,
+            notify,
+            stop_notifier,
+            notification_failed: false,
+        }
+    }
+}
+
+/// Delivers at most one notification at a time per resource; changes during a delivery leave
+/// one permit, hence one more delivery.
+async fn notify_loop(
+    hub: std::sync::Weak<HubShared>,
+    id: String,
+    uri: String,
+    notify: Arc<Notify>,
+    stop: CancellationToken,
+    notifier: Arc<dyn EventNotifier>,
+) {
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = notify.notified() => {}
+        }
+        let delivered = tokio::select! {
+            _ = stop.cancelled() => return,
+            delivered = notifier.updated(&uri) => delivered,
+        };
+        if delivered.is_err() {
+            let Some(hub) = hub.upgrade() else { return };
+            if let Some(resource) = hub.lock().resources.get_mut(&id) {
+                resource.notification_failed = true;
+            }
+        }
+    }
+}
+
+/// Frees the resource's single wait slot however the wait ends.
+struct WaitGuard<'a> {
+    shared: &'a HubShared,
+    id: &'a str,
+}
+
+impl Drop for WaitGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(resource) = self.shared.lock().resources.get_mut(self.id) {
+            resource.waiting = false;
+        }
+    }
+}
+
+impl HubShared {
+    fn lock(&self) -> MutexGuard<'_, HubState> {
+        // No code path panics while holding the lock; recover anyway rather than wedge.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn remove(&self, id: &str) {
+        let mut state = self.lock();
+        if let Some(resource) = state.resources.remove(id) {
+            resource.stop_notifier.cancel();
+        }
+        if state.resources.is_empty()
+            && let Some(connection) = state.connection.take()
+        {
+            connection.stop.cancel();
+        }
+    }
+
+    fn page(&self, id: &str, after: Option<&str>, limit: usize) -> Result<Page, EventsError> {
+        let state = self.lock();
+        let resource = state
+            .resources
+            .get(id)
+            .ok_or_else(|| unknown(&format!("{URI_PREFIX}{id}")))?;
+        let after = after
+            .map(|raw| parse_cursor(id, resource.buffer.last_seq(), raw))
+            .transpose()?
+            .unwrap_or(0);
+        let slice = resource.buffer.slice(after, limit);
+        let status = state
+            .connection
+            .as_ref()
+            .map_or(ConnectionStatus::Connecting, |c| c.status.borrow().clone());
+        Ok(Page {
+            entries: slice
+                .entries
+                .into_iter()
+                .map(|(seq, event)| PageEntry {
+                    cursor: cursor(id, seq),
+                    event,
+                })
+                .collect(),
+            status,
+            next_cursor: cursor(id, slice.next_seq),
+            oldest_cursor: cursor(id, slice.oldest_seq),
+            dropped_events: slice.dropped,
+            gap: slice.gap,
+            notification_failed: resource.notification_failed,
+        })
+    }
+
+    /// A lifecycle or heartbeat event: the connection is alive.
+    pub(super) fn meta_event(&self, generation: u64, time: Option<i64>) {
+        let state = self.lock();
+        if let Some(c) = state
+            .connection
+            .as_ref()
+            .filter(|c| c.generation == generation)
+        {
+            c.status.send_replace(ConnectionStatus::Connected {
+                last_heartbeat: time,
+            });
+        }
+    }
+
+    /// An ordinary event: buffer it in every matching resource.
+    pub(super) fn deliver(&self, generation: u64, kind: EventType, event: Arc<Value>, len: usize) {
+        let mut state = self.lock();
+        let Some(c) = state
+            .connection
+            .as_ref()
+            .filter(|c| c.generation == generation)
+        else {
+            return;
+        };
+        if *c.status.borrow() == ConnectionStatus::Connecting {
+            c.status.send_replace(ConnectionStatus::Connected {
+                last_heartbeat: None,
+            });
+        }
+        for resource in state.resources.values_mut() {
+            if resource.filter.accepts(kind, &event) {
+                resource.buffer.push(event.clone(), len);
+                resource.touch();
+            }
+        }
+    }
+
+    pub(super) fn connection_stopped(&self, generation: u64, status: ConnectionStatus) {
+        let state = self.lock();
+        if let Some(c) = state
+            .connection
+            .as_ref()
+            .filter(|c| c.generation == generation)
+        {
+            c.status.send_replace(status);
+            state.resources.values().for_each(Resource::touch);
+        }
+    }
+}
+
+fn unknown(uri: &str) -> EventsError {
+    EventsError::UnknownResource {
+        // Echo only the canonical part, never an arbitrary query a client sent.
+        uri: uri.split('?').next().unwrap_or_default().to_string(),
+    }
+}
+
+/// Splits `snowluma://onebot/events/<id>?after=<cursor>`; only `after` is understood.
+fn split_after(uri: &str) -> Result<(&str, Option<String>), EventsError> {
+    let Some((base, query)) = uri.split_once('?') else {
+        return Ok((uri, None));
+    };
+    let mut after = None;
+    for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        if key != "after" || after.is_some() {
+            return Err(EventsError::BadCursor {
+                problem: "must be given once as ?after=<cursor>, with no other query parameters"
+                    .into(),
+            });
+        }
+        after = Some(value.into_owned());
+    }
+    Ok((base, after))
+}
