@@ -57,9 +57,11 @@ struct Flags {
     #[arg(long, env = "SNOWLUMA_MCP_ENDPOINT")]
     endpoint: Option<String>,
 
-    /// SnowLuma's access token, sent as `Authorization: Bearer <token>`
-    #[arg(long, env = "SNOWLUMA_MCP_TOKEN", hide_env_values = true)]
-    token: Option<String>,
+    /// File holding SnowLuma's access token (the whole file, one trailing newline trimmed).
+    /// The token itself is read from SNOWLUMA_MCP_TOKEN; there is no flag for it, because
+    /// command lines are visible to every local user
+    #[arg(long, env = "SNOWLUMA_MCP_TOKEN_FILE")]
+    token_file: Option<std::path::PathBuf>,
 
     /// SnowLuma's OneBot WebSocket address for live events, e.g. ws://127.0.0.1:3001/;
     /// unset disables event resources
@@ -96,6 +98,14 @@ struct Flags {
     #[arg(long, env = "SNOWLUMA_MCP_MAX_STREAMS", default_value_t = 2)]
     max_streams: usize,
 
+    /// Largest answer of an ordinary call, in bytes
+    #[arg(long, env = "SNOWLUMA_MCP_MAX_RESPONSE_BYTES", default_value_t = 16 << 20)]
+    max_response_bytes: usize,
+
+    /// Most ordinary calls waiting for SnowLuma at once
+    #[arg(long, env = "SNOWLUMA_MCP_MAX_CALLS", default_value_t = 32)]
+    max_calls: usize,
+
     /// Log filter for stderr (tracing syntax), e.g. `info` or `debug,rmcp=warn`
     #[arg(long, env = "SNOWLUMA_MCP_LOG", default_value = "info,rmcp=warn")]
     log: String,
@@ -121,6 +131,8 @@ pub struct Config {
     /// Where live events come from; `None` disables event resources.
     pub events_url: Option<crate::events::EventsUrl>,
     pub timeout: Duration,
+    pub max_response_bytes: usize,
+    pub max_calls: usize,
     pub streams: StreamConfig,
     pub log: String,
 }
@@ -168,7 +180,7 @@ impl Config {
 
     fn from_flags(flags: Flags) -> Result<Config, ConfigError> {
         let endpoint = flags.endpoint.filter(|e| !e.trim().is_empty());
-        let token = flags.token.filter(|t| !t.is_empty());
+        let token = read_token(flags.token_file.as_deref())?;
         let mode = flags.mode.unwrap_or(if endpoint.is_some() {
             Mode::Read
         } else {
@@ -213,6 +225,18 @@ impl Config {
                 flags.max_streams
             )));
         }
+        if !(1024..=1 << 30).contains(&flags.max_response_bytes) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_MAX_RESPONSE_BYTES must be between 1024 and 1073741824 (got {})",
+                flags.max_response_bytes
+            )));
+        }
+        if !(1..=1024).contains(&flags.max_calls) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_MAX_CALLS must be between 1 and 1024 (got {})",
+                flags.max_calls
+            )));
+        }
         let events_url = flags
             .events_url
             .filter(|u| !u.trim().is_empty())
@@ -225,6 +249,8 @@ impl Config {
             token,
             events_url,
             timeout: Duration::from_millis(flags.timeout_ms),
+            max_response_bytes: flags.max_response_bytes,
+            max_calls: flags.max_calls,
             streams: StreamConfig {
                 download_dir,
                 upload_root,
@@ -260,31 +286,93 @@ fn positive(variable: &str, value: u64) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// An endpoint is an http(s) URL without embedded credentials; the token travels in a header.
-fn check_endpoint(endpoint: &str) -> Result<(), ConfigError> {
-    let (scheme, rest) = endpoint.split_once("://").ok_or_else(|| {
-        ConfigError(
-            "SNOWLUMA_MCP_ENDPOINT must be an http:// or https:// URL, e.g. http://127.0.0.1:3000/"
+/// SnowLuma's access token: `SNOWLUMA_MCP_TOKEN`, or the whole of `--token-file` with one
+/// trailing newline trimmed; both at once is ambiguous. The token must be usable as an HTTP
+/// header value, which is checked here so a bad one stops the server at start-up.
+fn read_token(file: Option<&std::path::Path>) -> Result<Option<String>, ConfigError> {
+    let from_env = match std::env::var("SNOWLUMA_MCP_TOKEN") {
+        Ok(token) => Some(token).filter(|t| !t.is_empty()),
+        Err(std::env::VarError::NotPresent) => None,
+        Err(std::env::VarError::NotUnicode(_)) => {
+            return Err(ConfigError(
+                "SNOWLUMA_MCP_TOKEN is not valid UTF-8; set it to SnowLuma's access token".into(),
+            ));
+        }
+    };
+    let from_file = match file {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                ConfigError(format!(
+                    "SNOWLUMA_MCP_TOKEN_FILE {} cannot be read ({}); point it at a readable file holding only the token",
+                    path.display(),
+                    e.kind()
+                ))
+            })?;
+            let token = text.strip_suffix('\n').unwrap_or(&text);
+            let token = token.strip_suffix('\r').unwrap_or(token);
+            Some(token.to_string()).filter(|t| !t.is_empty())
+        }
+    };
+    let token = match (from_env, from_file) {
+        (Some(_), Some(_)) => {
+            return Err(ConfigError(
+                "both SNOWLUMA_MCP_TOKEN and SNOWLUMA_MCP_TOKEN_FILE are set; keep one of them"
+                    .into(),
+            ));
+        }
+        (token, None) | (None, token) => token,
+    };
+    if let Some(token) = &token
+        && token.bytes().any(|b| b < 0x20 || b == 0x7f)
+    {
+        return Err(ConfigError(
+            "the access token contains a control character (a newline?) and cannot be sent in an HTTP header;              remove it from SNOWLUMA_MCP_TOKEN or SNOWLUMA_MCP_TOKEN_FILE"
                 .into(),
-        )
+        ));
+    }
+    Ok(token)
+}
+
+/// An endpoint is an http(s) URL with a host and nothing the token or the action name could
+/// be confused with: no credentials (the token travels in a header), query or fragment.
+fn check_endpoint(endpoint: &str) -> Result<(), ConfigError> {
+    let url = url::Url::parse(endpoint.trim()).map_err(|e| {
+        ConfigError(format!(
+            "SNOWLUMA_MCP_ENDPOINT is not a valid URL ({e}); use e.g. http://127.0.0.1:3000/"
+        ))
     })?;
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+    if !matches!(url.scheme(), "http" | "https") {
         return Err(ConfigError(format!(
-            "SNOWLUMA_MCP_ENDPOINT must use http or https, not `{scheme}`; SnowLuma's OneBot HTTP \
-             server listens on http://<host>:3000/ by default"
+            "SNOWLUMA_MCP_ENDPOINT must use http or https, not `{}`; SnowLuma's OneBot HTTP \
+             server listens on http://<host>:3000/ by default",
+            url.scheme()
         )));
     }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    if authority.contains('@') {
+    if url.scheme() == "https" {
+        // Until TLS is built in, an https endpoint would fail every call; say so at start-up.
+        return Err(ConfigError(
+            "SNOWLUMA_MCP_ENDPOINT uses https, which this build cannot speak yet (no TLS backend); \
+             reach SnowLuma over http on loopback or a private network, or through a local TLS-terminating proxy"
+                .into(),
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
         return Err(ConfigError(
             "SNOWLUMA_MCP_ENDPOINT must not embed credentials (user:password@); put the access \
              token in SNOWLUMA_MCP_TOKEN instead"
                 .into(),
         ));
     }
-    if authority.is_empty() {
+    if url.host_str().is_none_or(str::is_empty) {
         return Err(ConfigError(
             "SNOWLUMA_MCP_ENDPOINT has no host, e.g. http://127.0.0.1:3000/".into(),
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(ConfigError(
+            "SNOWLUMA_MCP_ENDPOINT must not have a query (?…) or fragment (#…); SnowLuma reads the action from the path"
+                .into(),
         ));
     }
     Ok(())

@@ -7,6 +7,29 @@ use snowluma_mcp::catalog::{ACTIONS, CATALOG_VERSION};
 use snowluma_mcp::config::Config;
 use snowluma_mcp::server::{SnowlumaServer, stdio::StdioTransport};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::filter_fn;
+use tracing_subscriber::layer::{Layer, SubscriberExt};
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// Log lines that may wait for the stderr writer before new ones are dropped.
+const LOG_QUEUE_LINES: usize = 4096;
+
+/// The HTTP, WebSocket and MCP libraries log whole request and result bodies below warn, which
+/// would put message contents and tokens in the log: whatever SNOWLUMA_MCP_LOG says, they are
+/// kept at warn or above.
+fn is_chatty(meta: &tracing::Metadata<'_>) -> bool {
+    const QUIET: &[&str] = &[
+        "rmcp",
+        "hyper",
+        "hyper_util",
+        "reqwest",
+        "h2",
+        "tungstenite",
+        "tokio_tungstenite",
+    ];
+    let crate_name = meta.target().split("::").next().unwrap_or_default();
+    QUIET.contains(&crate_name) && *meta.level() > tracing::Level::WARN
+}
 
 fn main() -> ExitCode {
     let config = match Config::from_args() {
@@ -26,10 +49,21 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(filter)
+    // Logging never blocks the runtime thread: lines go through a bounded queue to a writer
+    // thread, and lines that do not fit are dropped and counted.
+    let (stderr, _flush_on_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(std::io::stderr());
+    let dropped = stderr.error_counter();
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(stderr)
+                .with_ansi(false)
+                .with_filter(filter)
+                .with_filter(filter_fn(|meta| !is_chatty(meta))),
+        )
         .init();
     // One thread: each call is small and IO-bound, and with the reactor-driven pipes below no
     // message needs a cross-thread hand-off (measured: about 2.6x a bare stdio echo per call,
@@ -44,7 +78,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(serve(config))
+    let status = runtime.block_on(serve(config));
+    let lost = dropped.dropped_lines();
+    if lost > 0 {
+        eprintln!(
+            "snowluma-mcp: {lost} log lines were dropped because stderr was not read fast enough"
+        );
+    }
+    status
 }
 
 async fn serve(config: Config) -> ExitCode {

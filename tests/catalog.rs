@@ -1,6 +1,6 @@
 //! The bundled catalog as data: counts, aliases, stream kinds, every example valid through the
 //! generated typed structs and against its inputSchema, every returnsSchema a valid JSON
-//! Schema object, SnowLuma's coercion rules, and generated/ fresh against spec/.
+//! Schema object, SnowLuma's coercion rules, and a deterministic codegen.
 
 use serde_json::{Map, Value, json};
 use snowluma_mcp::catalog::params::{SendMsgParams, SetGroupBanParams};
@@ -177,20 +177,19 @@ fn coercion_follows_snowluma() {
     );
 }
 
+/// Freshness of the committed generated/ is checked by CI (`git status` after `cargo build`,
+/// in .ci/run): a test here would compare what build.rs has just rewritten with itself. What a
+/// test can check is that the codegen is deterministic, so that check is meaningful.
 #[test]
-fn generated_files_are_fresh() {
+fn codegen_output_is_deterministic() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let files = snowluma_mcp_codegen_check::generate(&root.join("spec"));
-    for (name, contents) in files {
-        let committed = std::fs::read_to_string(root.join("generated").join(name)).unwrap();
-        assert!(
-            committed == contents,
-            "generated/{name} is stale: run `cargo build` and commit generated/"
-        );
-    }
+    let first = snowluma_mcp_codegen_check::generate(&root.join("spec"));
+    let second = snowluma_mcp_codegen_check::generate(&root.join("spec"));
+    assert!(!first.is_empty());
+    assert_eq!(first, second, "two runs over the same spec differ");
 }
 
-/// The codegen crate is a build-dependency only; the freshness check reaches it through a
+/// The codegen crate is a build-dependency only; the determinism check reaches it through a
 /// dev-dependency path so the shipped binary never links it.
 mod snowluma_mcp_codegen_check {
     pub fn generate(spec: &std::path::Path) -> Vec<(&'static str, String)> {

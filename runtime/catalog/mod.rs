@@ -112,15 +112,27 @@ pub fn resolve(name: &str) -> Option<Resolved> {
     Some(Resolved { index, meta, alias })
 }
 
+/// Longest action name or search query looked at: longer input is refused before any lookup,
+/// so an oversized name never reaches the edit-distance suggestions.
+pub const MAX_NAME_CHARS: usize = 256;
+
 /// A name that is neither an action nor an alias, with the closest known names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownAction {
     pub name: String,
     pub similar: Vec<&'static str>,
+    /// The name's length in characters, when it was refused for being over [`MAX_NAME_CHARS`].
+    pub too_long: Option<usize>,
 }
 
 impl std::fmt::Display for UnknownAction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(length) = self.too_long {
+            return write!(
+                f,
+                "the action name has {length} characters; names are at most {MAX_NAME_CHARS}"
+            );
+        }
         write!(
             f,
             "`{}` is not an action or alias in the bundled catalog (SnowLuma {CATALOG_VERSION})",
@@ -147,9 +159,18 @@ impl UnknownAction {
 /// Looks up an action by name or alias (surrounding white space ignored).
 pub fn lookup(name: &str) -> Result<Resolved, UnknownAction> {
     let name = name.trim();
+    let length = name.chars().count();
+    if length > MAX_NAME_CHARS {
+        return Err(UnknownAction {
+            name: name.chars().take(32).collect(),
+            similar: Vec::new(),
+            too_long: Some(length),
+        });
+    }
     resolve(name).ok_or_else(|| UnknownAction {
         name: name.to_string(),
         similar: similar_names(name, 3),
+        too_long: None,
     })
 }
 

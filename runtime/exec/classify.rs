@@ -19,6 +19,19 @@ pub fn classify(read_only: bool, outcome: Result<Value, CallError>) -> ToolReply
     }
 }
 
+/// SnowLuma reads everything after its root path as the action name, so an endpoint with a
+/// path (`http://host:3000/onebot/`) makes every catalog action answer retcode 1404. When a
+/// catalog action gets 1404 and the endpoint has a path, say so instead of blaming the version.
+pub fn explain_1404(reply: &mut ToolReply, endpoint_path: &str) {
+    let failed_1404 = reply.diagnostics.outcome == Outcome::Failed
+        && reply.result.get("retcode").and_then(Value::as_i64) == Some(1404);
+    if failed_1404 && endpoint_path != "/" {
+        reply.diagnostics.next_step = Some(format!(
+            "the endpoint path may be wrong: SnowLuma reads everything after its root as the action name, and SNOWLUMA_MCP_ENDPOINT's path is `{endpoint_path}`; point it at SnowLuma's root (e.g. http://127.0.0.1:3000/)"
+        ));
+    }
+}
+
 pub fn unknown_action(unknown: UnknownAction) -> ToolReply {
     ToolReply::error(
         ErrorKind::UnknownAction,
@@ -199,10 +212,23 @@ fn transport_failure(read_only: bool, error: CallError) -> ToolReply {
             ),
             "check SnowLuma's logs; nothing is retried automatically",
         ),
-        CallError::Status(401, _) => ToolReply::error(
+        CallError::Unauthorized { token_sent: true } => ToolReply::error(
             ErrorKind::Unauthorized,
             "SnowLuma refused the access token (HTTP 401)",
-            "check SNOWLUMA_MCP_TOKEN against SnowLuma's HTTP access token",
+            "check SNOWLUMA_MCP_TOKEN (or SNOWLUMA_MCP_TOKEN_FILE) against SnowLuma's HTTP access token",
+        ),
+        CallError::Unauthorized { token_sent: false } => ToolReply::error(
+            ErrorKind::Unauthorized,
+            "SnowLuma requires an access token (HTTP 401) and none is configured",
+            "set SNOWLUMA_MCP_TOKEN or SNOWLUMA_MCP_TOKEN_FILE to SnowLuma's HTTP access token",
+        ),
+        CallError::BodyTooLarge(size) => ToolReply::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "the request would be {size} bytes, over SnowLuma's {} MiB body cap; nothing was sent",
+                crate::onebot::MAX_REQUEST_BYTES >> 20
+            ),
+            "send large files with upload_file_stream (execution.input_file uploads in chunks) and pass its file_path instead",
         ),
         CallError::Status(404, _) => ToolReply::error(
             ErrorKind::NotFound,
@@ -236,13 +262,12 @@ fn transport_failure(read_only: bool, error: CallError) -> ToolReply {
             format!("SnowLuma's answer is not a OneBot envelope: {cause}.{remote_note}"),
             "check SNOWLUMA_MCP_ENDPOINT points at SnowLuma's OneBot HTTP server, not another service",
         ),
-        CallError::TooLarge => ToolReply::error(
+        CallError::TooLarge(cap) => ToolReply::error(
             ErrorKind::BadResponse,
             format!(
-                "SnowLuma's answer exceeds {} MiB.{remote_note}",
-                crate::onebot::MAX_RESPONSE_BYTES >> 20
+                "SnowLuma's answer exceeds SNOWLUMA_MCP_MAX_RESPONSE_BYTES ({cap} bytes).{remote_note}"
             ),
-            "use a narrower query (paging params) or a stream action",
+            "use a narrower query (paging params) or raise SNOWLUMA_MCP_MAX_RESPONSE_BYTES",
         ),
     };
     // A timeout, cancellation or broken exchange does not tell whether SnowLuma acted.
@@ -252,7 +277,7 @@ fn transport_failure(read_only: bool, error: CallError) -> ToolReply {
             | CallError::Cancelled
             | CallError::Broken(_)
             | CallError::NotJson(_)
-            | CallError::TooLarge
+            | CallError::TooLarge(_)
     ) {
         reply.diagnostics.outcome = Outcome::Unknown;
     }

@@ -9,9 +9,12 @@ mod check;
 mod classify;
 pub mod gate;
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Resolved, StreamKind};
@@ -54,6 +57,10 @@ pub struct Execution {
 pub struct ExecutionOverview {
     /// Timeout of ordinary calls.
     pub request_timeout_ms: u64,
+    /// Largest ordinary answer read.
+    pub max_response_bytes: usize,
+    /// Ordinary calls that may wait for SnowLuma at once.
+    pub max_calls: usize,
     #[serde(flatten)]
     pub streams: StreamOverview,
 }
@@ -77,6 +84,9 @@ pub struct Executor {
     /// Present in read and write mode only; docs mode has no way to reach SnowLuma.
     client: Option<OneBotClient>,
     streams: Streams,
+    /// Ordinary calls in flight, bounded like streams.
+    calls: Arc<Semaphore>,
+    max_calls: usize,
 }
 
 impl Executor {
@@ -86,6 +96,7 @@ impl Executor {
                 endpoint,
                 config.token.as_deref(),
                 config.timeout,
+                config.max_response_bytes,
             )?),
             (None, true) => return Err("execution needs SNOWLUMA_MCP_ENDPOINT".into()),
             (_, false) => None,
@@ -94,6 +105,8 @@ impl Executor {
             mode: config.mode,
             client,
             streams: Streams::new(config.streams.clone()),
+            calls: Arc::new(Semaphore::new(config.max_calls)),
+            max_calls: config.max_calls,
         })
     }
 
@@ -106,6 +119,8 @@ impl Executor {
         let client = self.client.as_ref()?;
         Some(ExecutionOverview {
             request_timeout_ms: client.timeout().as_millis() as u64,
+            max_response_bytes: client.max_response(),
+            max_calls: self.max_calls,
             streams: self.streams.overview(),
         })
     }
@@ -153,10 +168,24 @@ impl Executor {
                     progress,
                 )
                 .await;
-            return classify::classify_stream(resolved.meta, outcome);
+            let mut reply = classify::classify_stream(resolved.meta, outcome);
+            classify::explain_1404(&mut reply, client.endpoint_path());
+            return reply;
         }
+        let Ok(_call_slot) = self.calls.clone().try_acquire_owned() else {
+            return ToolReply::error(
+                ErrorKind::Busy,
+                format!(
+                    "{} ordinary calls are already waiting for SnowLuma (SNOWLUMA_MCP_MAX_CALLS)",
+                    self.max_calls
+                ),
+                "wait for a running call to finish, then call again",
+            );
+        };
         let outcome = client.call(name, &params, trace, cancel).await;
-        classify(resolved.meta.read_only, outcome)
+        let mut reply = classify(resolved.meta.read_only, outcome);
+        classify::explain_1404(&mut reply, client.endpoint_path());
+        reply
     }
 }
 

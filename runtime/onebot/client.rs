@@ -7,13 +7,15 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::StatusCode;
+use reqwest::header::HeaderValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::trace::TraceContext;
 
-/// The largest ordinary response body read; anything longer is not a OneBot envelope.
-pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+/// SnowLuma refuses request bodies over 2 MiB by resetting the connection without an answer,
+/// so larger bodies are refused here, before anything is sent.
+pub const MAX_REQUEST_BYTES: usize = 2 * 1024 * 1024;
 
 /// Why a call produced no OneBot envelope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,24 +28,46 @@ pub enum CallError {
     Cancelled,
     /// The connection broke after the request was sent.
     Broken(String),
-    /// An HTTP status other than 200, with SnowLuma's `wording` when it sent one.
+    /// HTTP 401; `token_sent` says whether a token was configured and sent.
+    Unauthorized { token_sent: bool },
+    /// An HTTP status other than 200 or 401, with SnowLuma's `wording` when it sent one.
     Status(u16, Option<String>),
     /// A 200 whose body is not a JSON object.
     NotJson(String),
-    /// A body larger than [`MAX_RESPONSE_BYTES`].
-    TooLarge,
+    /// An answer larger than the response cap (the cap in bytes).
+    TooLarge(usize),
+    /// A request body over [`MAX_REQUEST_BYTES`] (its size); nothing was sent.
+    BodyTooLarge(usize),
 }
 
 #[derive(Clone)]
 pub struct OneBotClient {
     http: reqwest::Client,
     endpoint: String,
-    authorization: Option<String>,
+    /// Built once at start-up and marked sensitive, so no debug output shows it.
+    authorization: Option<HeaderValue>,
     timeout: Duration,
+    max_response: usize,
 }
 
 impl OneBotClient {
-    pub fn new(endpoint: &str, token: Option<&str>, timeout: Duration) -> Result<Self, String> {
+    pub fn new(
+        endpoint: &str,
+        token: Option<&str>,
+        timeout: Duration,
+        max_response: usize,
+    ) -> Result<Self, String> {
+        let authorization = match token {
+            None => None,
+            Some(token) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                    "the access token cannot be sent in an HTTP header (it has a control character)"
+                        .to_string()
+                })?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+        };
         let http = reqwest::Client::builder()
             // Loopback and LAN SnowLuma instances must not be sent through a proxy from the
             // environment, and a redirect would carry the token elsewhere.
@@ -56,10 +80,26 @@ impl OneBotClient {
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(OneBotClient {
             http,
-            endpoint: endpoint.to_string(),
-            authorization: token.map(|t| format!("Bearer {t}")),
+            endpoint: endpoint.trim().to_string(),
+            authorization,
             timeout,
+            max_response,
         })
+    }
+
+    /// The path part of the endpoint (`/` for SnowLuma's default).
+    pub fn endpoint_path(&self) -> &str {
+        let after_scheme = self.endpoint.split_once("://").map_or("", |(_, rest)| rest);
+        after_scheme.find('/').map_or("/", |i| &after_scheme[i..])
+    }
+
+    pub fn max_response(&self) -> usize {
+        self.max_response
+    }
+
+    /// Whether requests carry an access token.
+    pub fn sends_token(&self) -> bool {
+        self.authorization.is_some()
     }
 
     pub fn timeout(&self) -> Duration {
@@ -72,21 +112,25 @@ impl OneBotClient {
         action: &str,
         params: &Map<String, Value>,
         trace: &TraceContext,
-    ) -> reqwest::RequestBuilder {
+    ) -> Result<reqwest::RequestBuilder, CallError> {
         let body = serde_json::json!({ "action": action, "params": params });
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        if body.len() > MAX_REQUEST_BYTES {
+            return Err(CallError::BodyTooLarge(body.len()));
+        }
         let mut request = self
             .http
             .post(&self.endpoint)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header("traceparent", &trace.traceparent)
-            .body(serde_json::to_vec(&body).unwrap_or_default());
+            .body(body);
         if let Some(state) = &trace.tracestate {
             request = request.header("tracestate", state);
         }
         if let Some(authorization) = &self.authorization {
-            request = request.header(reqwest::header::AUTHORIZATION, authorization);
+            request = request.header(reqwest::header::AUTHORIZATION, authorization.clone());
         }
-        request
+        Ok(request)
     }
 
     /// One ordinary action call: the parsed envelope, or why there is none.
@@ -99,12 +143,17 @@ impl OneBotClient {
     ) -> Result<Value, CallError> {
         let exchange = async {
             let response = self
-                .request(action, params, trace)
+                .request(action, params, trace)?
                 .send()
                 .await
                 .map_err(classify)?;
             let status = response.status();
-            let body = read_body(response).await?;
+            if status == StatusCode::UNAUTHORIZED {
+                return Err(CallError::Unauthorized {
+                    token_sent: self.authorization.is_some(),
+                });
+            }
+            let body = read_body(response, self.max_response).await?;
             if status != StatusCode::OK {
                 let wording = serde_json::from_slice::<Value>(&body)
                     .ok()
@@ -129,11 +178,14 @@ impl OneBotClient {
     }
 }
 
-async fn read_body(mut response: reqwest::Response) -> Result<Bytes, CallError> {
+async fn read_body(mut response: reqwest::Response, cap: usize) -> Result<Bytes, CallError> {
+    if response.content_length().is_some_and(|n| n > cap as u64) {
+        return Err(CallError::TooLarge(cap));
+    }
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(classify)? {
-        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-            return Err(CallError::TooLarge);
+        if body.len() + chunk.len() > cap {
+            return Err(CallError::TooLarge(cap));
         }
         body.extend_from_slice(&chunk);
     }

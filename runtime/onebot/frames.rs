@@ -43,6 +43,8 @@ pub struct FrameReader {
     scanned: usize,
     /// Bytes of frames already handed out, dropped from the buffer lazily.
     consumed: usize,
+    /// Whether any frame was handed out.
+    framed: bool,
 }
 
 impl FrameReader {
@@ -66,6 +68,7 @@ impl FrameReader {
                 let frame = serde_json::from_slice::<Value>(&self.buffer[start..end]);
                 self.consumed = end + DELIMITER.len();
                 self.scanned = self.consumed;
+                self.framed = true;
                 match frame {
                     Ok(value @ Value::Object(_)) => Ok(Some(value)),
                     Ok(_) => Err(FrameError::NotJson("not an object".into())),
@@ -87,15 +90,20 @@ impl FrameReader {
         }
     }
 
-    /// Checks that nothing but white space is left once the body has ended.
-    pub fn finish(&self) -> Result<(), FrameError> {
-        if self.buffer[self.consumed..]
-            .iter()
-            .all(u8::is_ascii_whitespace)
-        {
-            Ok(())
-        } else {
-            Err(FrameError::Truncated)
+    /// Once the body has ended: `None` when nothing but white space is left; the envelope
+    /// when the whole body is one JSON object without a delimiter (SnowLuma answers an unknown
+    /// action or a refused request with a plain envelope, not a frame); else an error.
+    pub fn finish(&self) -> Result<Option<Value>, FrameError> {
+        let rest = &self.buffer[self.consumed..];
+        if rest.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        if self.framed {
+            return Err(FrameError::Truncated);
+        }
+        match serde_json::from_slice::<Value>(rest) {
+            Ok(value @ Value::Object(_)) => Ok(Some(value)),
+            _ => Err(FrameError::Truncated),
         }
     }
 }
@@ -174,7 +182,7 @@ mod tests {
             Some(serde_json::json!({"b":2}))
         );
         assert_eq!(reader.next_frame().unwrap(), None);
-        assert!(reader.finish().is_ok());
+        assert_eq!(reader.finish(), Ok(None));
     }
 
     #[test]
@@ -193,6 +201,23 @@ mod tests {
         assert!(matches!(reader.next_frame(), Err(FrameError::NotJson(_))));
         let mut reader = FrameReader::default();
         reader.push(b"{\"a\":");
+        assert_eq!(reader.next_frame().unwrap(), None);
+        assert_eq!(reader.finish(), Err(FrameError::Truncated));
+    }
+
+    #[test]
+    fn a_plain_envelope_without_delimiter_is_the_last_frame() {
+        let mut reader = FrameReader::default();
+        reader.push(br#"{"status":"failed","retcode":1404,"data":null}"#);
+        assert_eq!(reader.next_frame().unwrap(), None);
+        assert_eq!(
+            reader.finish().unwrap().unwrap()["retcode"],
+            serde_json::json!(1404)
+        );
+        // After real frames, an unterminated object is a truncated stream, not an answer.
+        let mut reader = FrameReader::default();
+        reader.push(b"{\"a\":1}\r\n\r\n{\"b\":2}");
+        assert!(reader.next_frame().unwrap().is_some());
         assert_eq!(reader.next_frame().unwrap(), None);
         assert_eq!(reader.finish(), Err(FrameError::Truncated));
     }

@@ -6,5 +6,5 @@ mod client;
 pub mod frames;
 mod stream;
 
-pub use client::{CallError, MAX_RESPONSE_BYTES, OneBotClient};
+pub use client::{CallError, MAX_REQUEST_BYTES, OneBotClient};
 pub use stream::{FrameStream, StreamLink, StreamStop};

@@ -39,7 +39,11 @@ impl<'a> StreamLink<'a> {
         action: &str,
         params: &Map<String, Value>,
     ) -> Result<FrameStream<'a>, StreamStop> {
-        let send = self.client.request(action, params, self.trace).send();
+        let send = self
+            .client
+            .request(action, params, self.trace)
+            .map_err(StreamStop::Call)?
+            .send();
         let response = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return Err(StreamStop::Call(CallError::Cancelled)),
@@ -49,6 +53,11 @@ impl<'a> StreamLink<'a> {
             },
         };
         let status = response.status().as_u16();
+        if status == 401 {
+            return Err(StreamStop::Call(CallError::Unauthorized {
+                token_sent: self.client.sends_token(),
+            }));
+        }
         if status != 200 {
             return Err(StreamStop::Call(CallError::Status(status, None)));
         }
@@ -77,8 +86,10 @@ impl FrameStream<'_> {
             match self.read().await? {
                 Some(bytes) => self.reader.push(&bytes),
                 None => {
-                    self.reader.finish().map_err(StreamStop::Frame)?;
-                    return Ok(None);
+                    // The body ended: a plain envelope left over is the last frame.
+                    let last = self.reader.finish().map_err(StreamStop::Frame)?;
+                    self.reader = FrameReader::default();
+                    return Ok(last);
                 }
             }
         }

@@ -180,6 +180,17 @@ pub fn search_actions(args: Args) -> ToolReply {
             args.limit,
             args.offset,
         )?;
+        let length = args.query.chars().count();
+        if length > catalog::MAX_NAME_CHARS {
+            return Err(ToolReply::error(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "query has {length} characters; queries are at most {}",
+                    catalog::MAX_NAME_CHARS
+                ),
+                "search with a few words, e.g. `群 禁言` or `mute member`",
+            ));
+        }
         if args.query.trim().is_empty() {
             return Err(ToolReply::error(
                 ErrorKind::InvalidArguments,

@@ -54,14 +54,25 @@ where
         }
     }
 
-    /// Sends a protocol error without blocking the read loop; the write holds the writer lock
-    /// for the whole line, so it never interleaves with another message.
-    fn reply_error(&self, id: Value, code: i64, message: &str) {
+    /// Answers a line that is not a usable message with a protocol error, through the same
+    /// writer as every other message. The read loop waits for the write, so a flood of bad
+    /// lines is paced by the client reading stdout instead of piling up tasks.
+    fn reply_error(
+        &self,
+        id: Value,
+        code: i64,
+        message: &str,
+    ) -> impl Future<Output = ()> + Send + 'static {
         let body =
             json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
         let mut bytes = serde_json::to_vec(&body).unwrap_or_default();
         bytes.push(b'\n');
-        tokio::spawn(self.write_line(bytes));
+        let write = self.write_line(bytes);
+        async move {
+            if let Err(error) = write.await {
+                tracing::warn!(%error, "could not answer a malformed message");
+            }
+        }
     }
 
     /// Reads one line into `self.line`. Cancellation-safe: a partial line stays buffered.
@@ -132,7 +143,8 @@ where
                         Value::Null,
                         -32600,
                         "Invalid Request: message exceeds 16 MiB",
-                    );
+                    )
+                    .await;
                     continue;
                 }
                 Ok(true) => {}
@@ -145,18 +157,9 @@ where
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let value: Value = match serde_json::from_slice(text) {
-                Ok(value) => value,
-                Err(_) => {
-                    self.reply_error(Value::Null, -32700, "Parse error");
-                    continue;
-                }
-            };
-            let id = value
-                .get("id")
-                .filter(|id| id.is_string() || id.is_number())
-                .cloned();
-            match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
+            // One parse on the happy path; a line that is not a message is looked at again
+            // only to choose the right error.
+            let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
                 Ok(message) => {
                     let is_request = matches!(message, RxJsonRpcMessage::<RoleServer>::Request(_));
                     if !self.seen_request && !is_request {
@@ -168,16 +171,23 @@ where
                     self.seen_request |= is_request;
                     return Some(message);
                 }
-                Err(error) => {
-                    let is_notification =
-                        value.get("method").is_some() && value.get("id").is_none();
-                    if is_notification {
-                        tracing::debug!(%error, "ignored a malformed notification");
-                    } else {
-                        self.reply_error(id.unwrap_or(Value::Null), -32600, "Invalid Request");
-                    }
-                }
+                Err(error) => error,
+            };
+            let Ok(value) = serde_json::from_slice::<Value>(text) else {
+                self.reply_error(Value::Null, -32700, "Parse error").await;
+                continue;
+            };
+            let is_notification = value.get("method").is_some() && value.get("id").is_none();
+            if is_notification {
+                tracing::debug!(%error, "ignored a malformed notification");
+                continue;
             }
+            let id = value
+                .get("id")
+                .filter(|id| id.is_string() || id.is_number())
+                .cloned();
+            self.reply_error(id.unwrap_or(Value::Null), -32600, "Invalid Request")
+                .await;
         }
     }
 

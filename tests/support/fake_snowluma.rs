@@ -124,8 +124,9 @@ pub enum Fault {
     /// the stream had fewer, so the body never ends cleanly). Ordinary
     /// actions: abort after half of the body.
     DisconnectMidStream { after_frames: usize },
-    /// Streams: a frame of 17 MiB with no `\r\n\r\n`. Ordinary actions: a
-    /// valid 17 MiB JSON envelope.
+    /// Streams: a frame of 25 MiB (over the server's 24 MiB frame cap) with no
+    /// `\r\n\r\n`. Ordinary actions: a valid 17 MiB JSON envelope (over the
+    /// 16 MiB response cap).
     OversizedFrame,
     /// Streams: the terminal frame becomes an error frame, retcode 100.
     /// Ordinary actions: `{status:"failed",retcode:100}`.

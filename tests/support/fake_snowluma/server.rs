@@ -407,14 +407,9 @@ async fn handle(
             .cloned()
     };
 
-    if read.broken {
+    // SnowLuma resets the connection without answering a body over its 2 MiB cap.
+    if read.broken || read.too_large {
         return Err(Refused);
-    }
-    if read.too_large {
-        return Ok(json_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &failed(1200, "request body too large"),
-        ));
     }
     let Some(parsed) = parsed else {
         return Ok(json_response(

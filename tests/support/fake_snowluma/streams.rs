@@ -21,9 +21,9 @@ pub(super) const DEFAULT_CHUNK: u64 = 64 * 1024;
 pub(super) const MAX_CHUNK_REQUEST: u64 = 16 * 1024 * 1024;
 const STREAM_MARK: &str = "stream-action";
 const DELIM: &[u8] = b"\r\n\r\n";
-/// Size of the `OversizedFrame` fault's frame: past the 16 MiB a client
-/// should accept for one frame.
-const OVERSIZED: usize = 17 * 1024 * 1024;
+/// Size of the `OversizedFrame` fault's frame: past the 24 MiB frame cap of
+/// the server (SnowLuma's 16 MiB chunks in base64, plus the envelope).
+const OVERSIZED: usize = 25 * 1024 * 1024;
 
 const MAX_STREAMS: usize = 64;
 const MAX_CHUNKS: i64 = 200_000;
