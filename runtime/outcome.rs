@@ -88,6 +88,17 @@ error_kinds! {
     BadFrame = "bad_frame", "a stream frame is malformed, too large or out of order", "check that the endpoint is SnowLuma's OneBot HTTP server";
     SizeMismatch = "size_mismatch", "the bytes received differ from the size SnowLuma announced", "transfer again; the partial file was removed";
     Sha256Mismatch = "sha256_mismatch", "SnowLuma assembled a file whose sha256 differs from the local file", "upload again; the partial upload was reset";
+    // Completing missing params (query_action_with_input / invoke_action_with_input).
+    /// The client cannot show a form (no form elicitation declared for this request).
+    InputUnsupported = "input_unsupported", "params are missing and the client declared no form elicitation; nothing was run", "call query_action / invoke_action with complete params";
+    InputDeclined = "input_declined", "the user declined to provide the missing params; nothing was run", "call again with complete params if the action is still wanted";
+    /// Cancelled prompt, a cancelled call while waiting, or no answer in time.
+    InputCancelled = "input_cancelled", "the prompt for missing params was cancelled or not answered in time; nothing was run", "call again if the action is still wanted";
+    /// The answer is not a JSON object holding exactly the asked-for, valid fields.
+    InputInvalid = "input_invalid", "the answer to the prompt is invalid (names the field); nothing was run", "call the tool again and answer params_json with exactly the asked-for fields";
+    /// requestState is expired, altered, from another process, tool or arguments, or used.
+    InputState = "input_state", "requestState cannot be used: expired, altered, already answered, or issued for another tool, other arguments or before a restart; nothing was run", "call the tool again without requestState for a fresh prompt";
+    InputLimit = "input_limit", "the server already holds its maximum of unanswered prompts (256); nothing was run", "answer or abandon open prompts (they expire after ten minutes), or call query_action / invoke_action with complete params";
     // Answers that are data, not tool errors.
     /// A OneBot business failure (`status: failed` or `retcode != 0`).
     OnebotFailure = "onebot_failure", "SnowLuma ran the action and answered a failure (retcode != 0); the envelope is the result", "read status, retcode and wording in the result";

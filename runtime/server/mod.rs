@@ -3,6 +3,7 @@
 //! tool registry, and the rendering of tool replies into MCP results.
 
 mod docs;
+mod input_tools;
 mod progress;
 mod registry;
 mod render;
@@ -29,7 +30,7 @@ use crate::catalog::{ACTIONS, CATALOG_VERSION};
 use crate::config::Config;
 use crate::exec::gate;
 use crate::trace::{self, TraceContext};
-use registry::Call;
+use registry::{Answer, Call, InputRound};
 use session::{is_modern, request_capabilities};
 
 /// Five minutes, the lifetime of every cacheable catalog response.
@@ -168,8 +169,8 @@ impl ServerHandler for SnowlumaServer {
             ));
         };
         let mode = self.shared.config.mode;
-        let reply = match gate::tool_gate(tool.name, tool.requirement.access, mode) {
-            Err(refusal) if !tool.gated_per_action => refusal,
+        let answer = match gate::tool_gate(tool.name, tool.requirement.access, mode) {
+            Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
             _ => {
                 let call = Call {
                     shared: &self.shared,
@@ -177,8 +178,23 @@ impl ServerHandler for SnowlumaServer {
                     trace: &trace,
                     cancel: &ctx.ct,
                     progress: progress::for_request(&ctx.peer, ctx.meta.get_progress_token()),
+                    input: InputRound {
+                        caps: request_capabilities(&ctx),
+                        modern: is_modern(&ctx),
+                        request_state: request.request_state,
+                        input_responses: request.input_responses,
+                        peer: &ctx.peer,
+                    },
                 };
                 (tool.handler)(call).await
+            }
+        };
+        let reply = match answer {
+            Answer::Reply(reply) => reply,
+            Answer::Continuation(continuation) => {
+                // Not an outcome yet: the call goes on when the client answers.
+                trace::log_call(tool.name, &trace, "input_required", None, started.elapsed());
+                return Ok(continuation);
             }
         };
         trace::log_call(

@@ -5,11 +5,13 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{InputResponses, JsonObject, Tool, ToolAnnotations};
+use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::docs;
+use super::input_tools;
 use super::render::{output_schema, schema_of};
 use super::session::Shared;
 use crate::catalog::Listing;
@@ -26,9 +28,31 @@ pub struct Call<'a> {
     pub trace: &'a TraceContext,
     pub cancel: &'a CancellationToken,
     pub progress: Progress,
+    /// The protocol side of the request, for tools that ask the user for input.
+    pub input: InputRound<'a>,
 }
 
-pub type Handler = for<'a> fn(Call<'a>) -> BoxFuture<'a, ToolReply>;
+/// What the input completion tools need from the request beyond its arguments.
+pub struct InputRound<'a> {
+    /// The capabilities declared for this request (per request or at initialize).
+    pub caps: ClientCapabilities,
+    /// Whether this request speaks 2026-07-28 (MRTR) rather than a legacy session.
+    pub modern: bool,
+    /// A modern retry's echoed `requestState` and its `inputResponses`.
+    pub request_state: Option<String>,
+    pub input_responses: Option<InputResponses>,
+    /// The client, for legacy `elicitation/create`.
+    pub peer: &'a Peer<RoleServer>,
+}
+
+/// What a handler answers: a completed result, or a protocol continuation the server passes on
+/// as it is (`input_required`, a task handle).
+pub enum Answer {
+    Reply(ToolReply),
+    Continuation(rmcp::model::CallToolResponse),
+}
+
+pub type Handler = for<'a> fn(Call<'a>) -> BoxFuture<'a, Answer>;
 
 pub struct ToolSpec {
     pub name: &'static str,
@@ -111,7 +135,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<Listing>,
         read_only: true,
         open_world: never,
-        handler: |call| Box::pin(async move { docs::list_actions(call.args) }),
+        handler: |call| Box::pin(async move { Answer::Reply(docs::list_actions(call.args)) }),
     },
     ToolSpec {
         name: "search_actions",
@@ -127,7 +151,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<Listing>,
         read_only: true,
         open_world: never,
-        handler: |call| Box::pin(async move { docs::search_actions(call.args) }),
+        handler: |call| Box::pin(async move { Answer::Reply(docs::search_actions(call.args)) }),
     },
     ToolSpec {
         name: "get_action",
@@ -141,7 +165,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<docs::ActionContract>,
         read_only: true,
         open_world: never,
-        handler: |call| Box::pin(async move { docs::get_action(call.args) }),
+        handler: |call| Box::pin(async move { Answer::Reply(docs::get_action(call.args)) }),
     },
     ToolSpec {
         name: "list_categories",
@@ -153,7 +177,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<Vec<docs::CategoryEntry>>,
         read_only: true,
         open_world: never,
-        handler: |call| Box::pin(async move { docs::list_categories(call.args) }),
+        handler: |call| Box::pin(async move { Answer::Reply(docs::list_categories(call.args)) }),
     },
     ToolSpec {
         name: "get_runtime_info",
@@ -168,7 +192,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<docs::RuntimeInfo>,
         read_only: true,
         open_world: when_executing,
-        handler: |call| Box::pin(runtime_info(call)),
+        handler: |call| Box::pin(async move { Answer::Reply(runtime_info(call).await) }),
     },
     ToolSpec {
         name: "query_action",
@@ -188,7 +212,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: envelope_schema,
         read_only: true,
         open_world: always,
-        handler: |call| Box::pin(execute(Entry::Query, call)),
+        handler: |call| Box::pin(async move { Answer::Reply(execute(Entry::Query, call).await) }),
     },
     ToolSpec {
         name: "invoke_action",
@@ -207,12 +231,50 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: invoke_result_schema,
         read_only: false,
         open_world: always,
-        handler: |call| Box::pin(execute(Entry::Invoke, call)),
+        handler: |call| Box::pin(async move { Answer::Reply(execute(Entry::Invoke, call).await) }),
+    },
+    ToolSpec {
+        name: input_tools::QUERY_WITH_INPUT,
+        title: "Run a read-only OneBot action, asking for missing params",
+        description: "Same arguments, gates and result as query_action. When a param from the action's \
+            required list is missing, the server asks the user for it through a form (one field, \
+            params_json: a JSON object with exactly the missing fields) and runs the action with the \
+            answer; complete arguments run at once. Needs a client with form elicitation; otherwise call \
+            query_action with complete params.",
+        requirement: Requirement {
+            access: Access::Execution,
+            capability: None,
+        },
+        gated_per_action: true,
+        input_schema: input_of::<ActionArgs>,
+        result_schema: envelope_schema,
+        read_only: true,
+        open_world: always,
+        handler: |call| Box::pin(input_tools::execute_with_input(Entry::Query, call)),
+    },
+    ToolSpec {
+        name: input_tools::INVOKE_WITH_INPUT,
+        title: "Run any OneBot action, asking for missing params",
+        description: "Same arguments, gates and result as invoke_action. When a param from the action's \
+            required list is missing, the server asks the user for it through a form (one field, \
+            params_json: a JSON object with exactly the missing fields) and runs the action with the \
+            answer; complete arguments run at once. Needs a client with form elicitation; otherwise call \
+            invoke_action with complete params. Write mode only.",
+        requirement: Requirement {
+            access: Access::Writes,
+            capability: None,
+        },
+        gated_per_action: true,
+        input_schema: input_of::<ActionArgs>,
+        result_schema: invoke_result_schema,
+        read_only: false,
+        open_world: always,
+        handler: |call| Box::pin(input_tools::execute_with_input(Entry::Invoke, call)),
     },
 ];
 
 /// `query_action` and `invoke_action`: parse, then the one execution pipeline.
-async fn execute(entry: Entry, mut call: Call<'_>) -> ToolReply {
+pub(super) async fn execute(entry: Entry, mut call: Call<'_>) -> ToolReply {
     let args: ActionArgs = match parse_args(entry.tool(), call.args.take()) {
         Ok(args) => args,
         Err(reply) => return reply,

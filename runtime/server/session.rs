@@ -3,6 +3,7 @@
 //! live in [`Shared`] behind an `Arc`, so one process can serve several sessions.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::ProtocolVersion;
@@ -11,17 +12,49 @@ use rmcp::service::RequestContext;
 use crate::config::Config;
 use crate::exec::{ClientCapabilities, Executor};
 use crate::ids::random_hex;
+use crate::input::{Continuations, STATE_LIFETIME, SystemClock};
+
+/// Test-only: how long prompts for missing params live (and how long a legacy
+/// `elicitation/create` is awaited), in milliseconds. Undocumented for users on purpose; the
+/// real lifetime is ten minutes.
+const INPUT_TTL_ENV: &str = "SNOWLUMA_MCP_INPUT_STATE_TTL_MS";
 
 /// What every session of this process shares.
 pub struct Shared {
     pub config: Config,
     pub executor: Executor,
+    /// Open prompts for missing params, process-wide so the 256 limit and single use hold
+    /// across sessions; its key dies with the process.
+    pub continuations: Continuations,
+    /// How long a prompt may stay unanswered.
+    pub input_lifetime: Duration,
 }
 
 impl Shared {
     pub fn new(config: Config) -> Result<Arc<Shared>, String> {
         let executor = Executor::new(&config)?;
-        Ok(Arc::new(Shared { config, executor }))
+        let input_lifetime = input_lifetime()?;
+        let continuations = Continuations::with_clock(Box::new(SystemClock::new()), input_lifetime)
+            .map_err(|error| format!("input prompts: {error}"))?;
+        Ok(Arc::new(Shared {
+            config,
+            executor,
+            continuations,
+            input_lifetime,
+        }))
+    }
+}
+
+/// [`STATE_LIFETIME`], unless a test shortens it through [`INPUT_TTL_ENV`].
+fn input_lifetime() -> Result<Duration, String> {
+    match std::env::var(INPUT_TTL_ENV) {
+        Err(_) => Ok(STATE_LIFETIME),
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(ms) if (1..=3_600_000).contains(&ms) => Ok(Duration::from_millis(ms)),
+            _ => Err(format!(
+                "{INPUT_TTL_ENV} must be a whole number of milliseconds from 1 to 3600000"
+            )),
+        },
     }
 }
 

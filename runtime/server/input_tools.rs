@@ -1,0 +1,245 @@
+//! `query_action_with_input` and `invoke_action_with_input`: query_action / invoke_action
+//! that ask the user for missing required params instead of failing. The pure work (what is
+//! missing, the form, validating an answer, signed single-use state) is `crate::input`; this
+//! file only speaks the protocol of each generation:
+//! - 2026-07-28 requests get `resultType: "input_required"` with a signed `requestState`,
+//!   and come back with `inputResponses` plus the echoed state (MRTR);
+//! - legacy sessions get an `elicitation/create` request on the same connection;
+//! - clients that declared no form elicitation get a tool error.
+
+use std::collections::BTreeMap;
+
+use rmcp::model::{
+    CallToolResponse, ElicitRequest, ElicitRequestParams, ElicitationSchema, InputRequest,
+    InputRequiredResult,
+};
+use rmcp::service::ServiceError;
+use serde_json::{Map, Value};
+
+use super::registry::{Answer, Call};
+use crate::catalog;
+use crate::exec::{self, ActionArgs, Entry, gate};
+use crate::input::{self, INPUT_REQUEST_KEY, InputError};
+use crate::outcome::{ErrorKind, ToolReply, parse_args};
+
+pub const QUERY_WITH_INPUT: &str = "query_action_with_input";
+pub const INVOKE_WITH_INPUT: &str = "invoke_action_with_input";
+
+fn tool_name(entry: Entry) -> &'static str {
+    match entry {
+        Entry::Query => QUERY_WITH_INPUT,
+        Entry::Invoke => INVOKE_WITH_INPUT,
+    }
+}
+
+/// The whole tool: resume a modern round, or check the call and ask for what is missing.
+pub async fn execute_with_input(entry: Entry, mut call: Call<'_>) -> Answer {
+    let tool = tool_name(entry);
+    let args = call.args.clone().unwrap_or_default();
+    if let Some(state) = call.input.request_state.take() {
+        return resume(entry, call, &args, &state).await;
+    }
+    let parsed: ActionArgs = match parse_args(tool, Some(args.clone())) {
+        Ok(parsed) => parsed,
+        Err(reply) => return Answer::Reply(reply),
+    };
+    let resolved = match catalog::lookup(&parsed.action) {
+        Ok(resolved) => resolved,
+        Err(unknown) => return Answer::Reply(exec::unknown_action(unknown)),
+    };
+    if let Err(refusal) = gate::action_gate(entry, call.shared.executor.mode(), resolved) {
+        return Answer::Reply(refusal);
+    }
+    let missing = input::missing_fields(resolved.meta, &args);
+    if missing.is_empty() {
+        // Complete arguments never see a prompt: exactly the original tool's pipeline.
+        return Answer::Reply(run(entry, call, parsed).await);
+    }
+    if !call.input.caps.form_elicitation {
+        return Answer::Reply(unsupported(entry, &missing));
+    }
+    let form = input::form(resolved.meta, &missing);
+    if call.input.modern {
+        return match call.shared.continuations.open(tool, &args) {
+            Ok(pending) => input_required(form, pending.state),
+            Err(error) => Answer::Reply(input_error(error)),
+        };
+    }
+    let answer = match elicit(&call, form).await {
+        Ok(answer) => answer,
+        Err(reply) => return Answer::Reply(reply),
+    };
+    match input::complete(&args, answer) {
+        Ok(completed) => Answer::Reply(run(entry, call, completed).await),
+        Err(error) => Answer::Reply(input_error(error)),
+    }
+}
+
+/// A modern retry carrying `requestState`: with an answer, redeem the state (once) and run;
+/// without one, MRTR asks the server to prompt again, under a fresh state.
+async fn resume(entry: Entry, call: Call<'_>, args: &Map<String, Value>, state: &str) -> Answer {
+    let tool = tool_name(entry);
+    if !call.input.modern {
+        return Answer::Reply(ToolReply::error(
+            ErrorKind::InputState,
+            "requestState belongs to 2026-07-28 requests; this legacy session answers prompts through elicitation/create",
+            "call the tool again without requestState",
+        ));
+    }
+    let response = call
+        .input
+        .input_responses
+        .as_ref()
+        .and_then(|responses| responses.get(INPUT_REQUEST_KEY));
+    let Some(response) = response else {
+        return match reprompt(tool, &call, args, state) {
+            Ok(answer) => answer,
+            Err(error) => Answer::Reply(input_error(error)),
+        };
+    };
+    let completed = input::Answer::from_elicit_result(response)
+        .and_then(|answer| call.shared.continuations.resume(tool, args, state, answer));
+    match completed {
+        Ok(completed) => Answer::Reply(run(entry, call, completed).await),
+        Err(error) => Answer::Reply(input_error(error)),
+    }
+}
+
+/// Swaps the state for a fresh one and asks the same question again.
+fn reprompt(
+    tool: &str,
+    call: &Call<'_>,
+    args: &Map<String, Value>,
+    state: &str,
+) -> Result<Answer, InputError> {
+    let pending = call.shared.continuations.reopen(tool, args, state)?;
+    // The state matched these exact arguments, which were checked when it was issued.
+    let action = args.get("action").and_then(Value::as_str).unwrap_or("");
+    let resolved = catalog::resolve(action.trim()).ok_or_else(|| InputError::UnknownAction {
+        action: action.trim().to_string(),
+    })?;
+    let missing = input::missing_fields(resolved.meta, args);
+    Ok(input_required(
+        input::form(resolved.meta, &missing),
+        pending.state,
+    ))
+}
+
+/// The normal execution pipeline, gates included, as query_action / invoke_action run it.
+async fn run(entry: Entry, mut call: Call<'_>, args: ActionArgs) -> ToolReply {
+    call.shared
+        .executor
+        .run(entry, args, call.trace, call.cancel, &mut call.progress)
+        .await
+}
+
+fn elicitation(form: input::InputForm) -> ElicitRequestParams {
+    // The form is built to rmcp's schema shape (tests/input_rmcp_shapes.rs pins it); an
+    // empty object schema would still be a valid request if that ever drifted.
+    let requested_schema: ElicitationSchema = serde_json::from_value(form.requested_schema)
+        .unwrap_or_else(|_| ElicitationSchema::builder().build_unchecked());
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: form.message,
+        requested_schema,
+    }
+}
+
+/// `resultType: "input_required"` with our one form and the signed state. No cache hints:
+/// the answer depends on this call.
+fn input_required(form: input::InputForm, state: String) -> Answer {
+    let request = InputRequest::Elicitation(ElicitRequest::new(elicitation(form)));
+    let requests = BTreeMap::from([(INPUT_REQUEST_KEY.to_string(), request)]);
+    Answer::Continuation(CallToolResponse::InputRequired(InputRequiredResult::new(
+        Some(requests),
+        Some(state),
+    )))
+}
+
+/// Legacy: asks through `elicitation/create` and waits, bounded by the prompt lifetime and
+/// by the call's own cancellation.
+async fn elicit(call: &Call<'_>, form: input::InputForm) -> Result<input::Answer, ToolReply> {
+    let timeout = call.shared.input_lifetime;
+    let request = call
+        .input
+        .peer
+        .create_elicitation_with_timeout(elicitation(form), Some(timeout));
+    let result = tokio::select! {
+        _ = call.cancel.cancelled() => {
+            return Err(ToolReply::error(
+                ErrorKind::InputCancelled,
+                "the call was cancelled while waiting for the missing params",
+                "nothing was run; call again if the action is still wanted",
+            ));
+        }
+        result = request => result,
+    };
+    match result {
+        Ok(result) => {
+            let wire = serde_json::to_value(&result).unwrap_or(Value::Null);
+            input::Answer::from_elicit_result(&wire).map_err(input_error)
+        }
+        Err(ServiceError::Timeout { .. }) => Err(ToolReply::error(
+            ErrorKind::InputCancelled,
+            format!(
+                "no answer to the prompt for missing params within {} s",
+                timeout.as_secs_f64()
+            ),
+            "nothing was run; call again and answer the prompt, or call the original tool with complete params",
+        )),
+        Err(error) => Err(ToolReply::error(
+            ErrorKind::InputUnsupported,
+            format!("the client did not answer the prompt for missing params: {error}"),
+            "nothing was run; call query_action / invoke_action with complete params",
+        )),
+    }
+}
+
+/// A client without form elicitation: point at the original tool.
+fn unsupported(entry: Entry, missing: &[String]) -> ToolReply {
+    ToolReply::error(
+        ErrorKind::InputUnsupported,
+        format!(
+            "missing required param(s) {}, and this client declared no form elicitation to ask for them",
+            missing.join(", ")
+        ),
+        format!(
+            "nothing was run; call {} with complete params (get_action shows them)",
+            entry.tool()
+        ),
+    )
+    .with_detail("missing", Value::from(missing.to_vec()))
+}
+
+/// An input failure as a tool error: the kind says what to do, the message names the field.
+fn input_error(error: InputError) -> ToolReply {
+    let kind = match &error {
+        InputError::InvalidArguments { .. } | InputError::InvalidProvidedField { .. } => {
+            ErrorKind::InvalidArguments
+        }
+        InputError::UnknownAction { .. } => ErrorKind::UnknownAction,
+        InputError::RandomUnavailable | InputError::TooManyPending { .. } => ErrorKind::InputLimit,
+        InputError::UnknownState
+        | InputError::WrongTool { .. }
+        | InputError::WrongArguments
+        | InputError::Expired { .. }
+        | InputError::Replayed => ErrorKind::InputState,
+        InputError::Declined => ErrorKind::InputDeclined,
+        InputError::Cancelled => ErrorKind::InputCancelled,
+        InputError::MalformedResponse { .. }
+        | InputError::InvalidJson { .. }
+        | InputError::NotAnObject { .. }
+        | InputError::StillMissing { .. }
+        | InputError::ExtraField { .. }
+        | InputError::Overwrite { .. }
+        | InputError::ReservedField { .. }
+        | InputError::InvalidAnswerField { .. }
+        | InputError::InvalidParams { .. } => ErrorKind::InputInvalid,
+    };
+    let mut reply = ToolReply::error(kind, error.to_string(), error.next_step())
+        .with_detail("input_error", Value::from(error.code()));
+    if let Some(field) = error.field() {
+        reply = reply.with_detail("field", Value::from(field));
+    }
+    reply
+}
