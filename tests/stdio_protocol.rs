@@ -62,7 +62,8 @@ async fn legacy_session_negotiates_and_lists_tools_without_cache_hints() {
             "search_actions",
             "get_action",
             "list_categories",
-            "get_runtime_info"
+            "get_runtime_info",
+            "preview_message"
         ]
     );
     for key in ["ttlMs", "cacheScope", "resultType"] {

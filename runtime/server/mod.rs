@@ -4,6 +4,7 @@
 
 mod docs;
 mod input_tools;
+mod message_preview;
 mod progress;
 mod registry;
 mod render;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation,
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, JsonObject,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     ServerCapabilities, ServerConfig,
@@ -31,7 +32,7 @@ use crate::config::Config;
 use crate::exec::gate;
 use crate::trace::{self, TraceContext};
 use registry::{Answer, Call, InputRound};
-use session::{is_modern, request_capabilities};
+use session::{APPS_EXTENSION, is_modern, request_capabilities};
 
 /// Five minutes, the lifetime of every cacheable catalog response.
 const CATALOG_TTL_MS: u64 = 300_000;
@@ -113,10 +114,15 @@ fn cache_hint<T: CacheHinted>(ctx: &RequestContext<RoleServer>, result: T, scope
 
 impl ServerHandler for SnowlumaServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
             .build();
+        // MCP Apps: the preview_message panel (offered only to clients that render it).
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(APPS_EXTENSION.into(), JsonObject::new());
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("snowluma-mcp", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
@@ -139,7 +145,7 @@ impl ServerHandler for SnowlumaServer {
         let tools = registry::TOOLS
             .iter()
             .filter(|t| t.available(mode, &caps))
-            .map(|t| t.definition(mode))
+            .map(|t| t.definition(mode, &caps))
             .collect();
         let mut result = ListToolsResult::with_all_items(tools);
         result.meta = result_meta(&ctx);
@@ -213,8 +219,10 @@ impl ServerHandler for SnowlumaServer {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let mut result = ListResourcesResult::with_all_items(resources::list());
+        let caps = request_capabilities(&ctx);
+        let mut result = ListResourcesResult::with_all_items(resources::list(&caps));
         result.meta = result_meta(&ctx);
+        // Private: whether the panel is listed depends on the client's capabilities.
         Ok(cache_hint(&ctx, result, CacheScope::Private))
     }
 
@@ -233,9 +241,10 @@ impl ServerHandler for SnowlumaServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let contents = resources::read(&request.uri)?;
+        let contents = resources::read(&request.uri, &request_capabilities(&ctx))?;
         let mut result = ReadResourceResult::new(vec![contents]);
         result.meta = result_meta(&ctx);
+        // Public: the catalog and the panel are static assets bundled in the binary.
         Ok(cache_hint(&ctx, result, CacheScope::Public).into())
     }
 }

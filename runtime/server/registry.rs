@@ -5,13 +5,14 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::model::{InputResponses, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{InputResponses, JsonObject, MetaObject, Tool, ToolAnnotations};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::docs;
 use super::input_tools;
+use super::message_preview;
 use super::render::{output_schema, schema_of};
 use super::session::Shared;
 use crate::catalog::Listing;
@@ -68,6 +69,10 @@ pub struct ToolSpec {
     pub read_only: bool,
     /// Whether the tool can reach SnowLuma in the given mode.
     pub open_world: fn(Mode) -> bool,
+    /// The tool `_meta` that points MCP Apps hosts at a bundled panel; sent only to clients
+    /// that declared they render `text/html;profile=mcp-app`, since others cannot read the
+    /// `ui://` resource it names.
+    pub apps_meta: Option<fn() -> Value>,
     pub handler: Handler,
 }
 
@@ -76,7 +81,9 @@ impl ToolSpec {
         exec::gate::tool_available(self.requirement, mode, caps)
     }
 
-    pub fn definition(&self, mode: Mode) -> Tool {
+    /// The definition this client sees: it depends on the mode (annotations) and on the
+    /// capabilities the client declared for the request (the Apps panel pointer).
+    pub fn definition(&self, mode: Mode, caps: &ClientCapabilities) -> Tool {
         let output = match output_schema((self.result_schema)()) {
             Value::Object(object) => object,
             _ => JsonObject::new(),
@@ -91,6 +98,9 @@ impl ToolSpec {
         annotations.idempotent_hint = Some(self.read_only);
         annotations.open_world_hint = Some((self.open_world)(mode));
         tool.annotations = Some(annotations);
+        if let Some(Value::Object(meta)) = self.apps_meta.filter(|_| caps.apps_ui).map(|f| f()) {
+            tool.meta = Some(MetaObject(meta));
+        }
         tool
     }
 }
@@ -135,6 +145,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<Listing>,
         read_only: true,
         open_world: never,
+        apps_meta: None,
         handler: |call| Box::pin(async move { Answer::Reply(docs::list_actions(call.args)) }),
     },
     ToolSpec {
@@ -151,6 +162,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<Listing>,
         read_only: true,
         open_world: never,
+        apps_meta: None,
         handler: |call| Box::pin(async move { Answer::Reply(docs::search_actions(call.args)) }),
     },
     ToolSpec {
@@ -165,6 +177,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<docs::ActionContract>,
         read_only: true,
         open_world: never,
+        apps_meta: None,
         handler: |call| Box::pin(async move { Answer::Reply(docs::get_action(call.args)) }),
     },
     ToolSpec {
@@ -177,6 +190,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<Vec<docs::CategoryEntry>>,
         read_only: true,
         open_world: never,
+        apps_meta: None,
         handler: |call| Box::pin(async move { Answer::Reply(docs::list_categories(call.args)) }),
     },
     ToolSpec {
@@ -192,7 +206,26 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<docs::RuntimeInfo>,
         read_only: true,
         open_world: when_executing,
+        apps_meta: None,
         handler: |call| Box::pin(async move { Answer::Reply(runtime_info(call).await) }),
+    },
+    ToolSpec {
+        name: "preview_message",
+        title: "Preview a text message",
+        description: "Build a draft of a text message without sending it: message_type (`group` or \
+            `private`), target_id (group or QQ number, 1..=9007199254740991), text (sent literally: \
+            CQ-code-like text stays plain text) and optional reply_to (a non-zero signed 32-bit message \
+            id to quote). Returns the readable draft, can_send (true only in write mode with a SnowLuma \
+            endpoint) and the exact invoke_action arguments (a segment array) that would send it. \
+            Available in every mode; nothing is sent until invoke_action is called.",
+        requirement: DOCS,
+        gated_per_action: false,
+        input_schema: input_of::<crate::preview::PreviewArgs>,
+        result_schema: schema_of::<crate::preview::MessagePreview>,
+        read_only: true,
+        open_world: never,
+        apps_meta: Some(crate::preview::panel::preview_tool_meta),
+        handler: |call| Box::pin(async move { Answer::Reply(message_preview::preview_message(call)) }),
     },
     ToolSpec {
         name: "query_action",
@@ -212,6 +245,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: envelope_schema,
         read_only: true,
         open_world: always,
+        apps_meta: None,
         handler: |call| Box::pin(async move { Answer::Reply(execute(Entry::Query, call).await) }),
     },
     ToolSpec {
@@ -231,6 +265,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: invoke_result_schema,
         read_only: false,
         open_world: always,
+        apps_meta: None,
         handler: |call| Box::pin(async move { Answer::Reply(execute(Entry::Invoke, call).await) }),
     },
     ToolSpec {
@@ -250,6 +285,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: envelope_schema,
         read_only: true,
         open_world: always,
+        apps_meta: None,
         handler: |call| Box::pin(input_tools::execute_with_input(Entry::Query, call)),
     },
     ToolSpec {
@@ -269,6 +305,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: invoke_result_schema,
         read_only: false,
         open_world: always,
+        apps_meta: None,
         handler: |call| Box::pin(input_tools::execute_with_input(Entry::Invoke, call)),
     },
 ];

@@ -79,7 +79,7 @@ impl Default for Session {
 }
 
 /// The MCP Apps extension and the HTML type this server's panel uses.
-const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+pub const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
 const APPS_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 /// The capabilities the client declared for this request: per request for 2026-07-28

@@ -65,6 +65,30 @@ function asPreview(value: unknown): MessagePreview | undefined {
   return v as MessagePreview;
 }
 
+// What every snowluma-mcp tool result carries beside `result`.
+interface Diagnostics {
+  outcome?: string;
+  message?: string;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+function diagnosticsOf(structured: unknown): Diagnostics {
+  if (!isObject(structured) || !isObject(structured.diagnostics)) return {};
+  const { outcome, message } = structured.diagnostics;
+  return {
+    outcome: typeof outcome === "string" ? outcome : undefined,
+    message: typeof message === "string" ? message : undefined,
+  };
+}
+
+// The draft inside the server's `{result, diagnostics}` tool result.
+function previewOf(structured: unknown): MessagePreview | undefined {
+  return isObject(structured) ? asPreview(structured.result) : undefined;
+}
+
 function firstText(content: unknown): string {
   if (!Array.isArray(content)) return "";
   for (const block of content) {
@@ -114,18 +138,29 @@ async function send(app: App): Promise<void> {
       name: "invoke_action",
       arguments: { action, params },
     });
-    if (result.isError) {
-      const detail = firstText(result.content);
+    // The server answers {result, diagnostics}: a tool error (isError) sent nothing, and a
+    // OneBot failure or an unconfirmed answer is data with diagnostics.outcome "failed" or
+    // "unknown", so isError alone does not mean SnowLuma accepted the message.
+    const diagnostics = diagnosticsOf(result.structuredContent);
+    if (result.isError || diagnostics.outcome === "failed") {
+      const detail = diagnostics.message ?? firstText(result.content);
       setStatus(
         `The send failed${detail ? `: ${detail}` : "."} It was not retried. Check the ` +
           "conversation in QQ before drafting again.",
         "error",
       );
-    } else {
+    } else if (diagnostics.outcome === "success") {
       setStatus(
         "SnowLuma acknowledged the send. An acknowledgement is not proof of delivery: " +
           "check the conversation in QQ before drafting again.",
         "warn",
+      );
+    } else {
+      const detail = diagnostics.message ? ` (${diagnostics.message})` : "";
+      setStatus(
+        `The outcome of the send is unknown${detail}. It was not retried. Check the ` +
+          "conversation in QQ before drafting again.",
+        "error",
       );
     }
   } catch (error) {
@@ -142,12 +177,12 @@ const app = new App({ name: "snowluma-message-preview", version: "0.1.0" });
 
 app.ontoolresult = (result) => {
   if (sendAttempted) return;
-  const next = asPreview(result.structuredContent);
+  const next = result.isError ? undefined : previewOf(result.structuredContent);
   if (next) {
     showDraft(next);
     setStatus("");
   } else {
-    const detail = firstText(result.content);
+    const detail = diagnosticsOf(result.structuredContent).message ?? firstText(result.content);
     setStatus(`No draft to show${detail ? `: ${detail}` : "."}`, "error");
   }
 };

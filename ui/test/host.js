@@ -38,9 +38,11 @@ window.startHost = (hostConfig) => {
       window.hostLog.notifications.push(message.method);
       if (message.method === "ui/notifications/initialized") {
         notify(frame, "ui/notifications/tool-input", { arguments: config.arguments });
+        // Exactly what snowluma-mcp renders: {result, diagnostics} and the same JSON as text.
+        const structuredContent = { result: config.result, diagnostics: { outcome: "success" } };
         notify(frame, "ui/notifications/tool-result", {
-          content: [{ type: "text", text: config.result.draft }],
-          structuredContent: config.result,
+          content: [{ type: "text", text: JSON.stringify(structuredContent) }],
+          structuredContent,
         });
       }
       return;

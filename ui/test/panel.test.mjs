@@ -21,10 +21,23 @@ const files = {
   "/preview-message.html": ["dist/preview-message.html", "text/html; charset=utf-8"],
 };
 
-const ackResult = {
-  content: [{ type: "text", text: '{"status":"ok","retcode":0,"data":{"message_id":-42}}' }],
-  structuredContent: { status: "ok", retcode: 0, data: { message_id: -42 } },
-};
+// invoke_action results as snowluma-mcp renders them: {result, diagnostics} plus the same JSON
+// as text (tests/preview.rs checks the server's real answers have this shape).
+function toolResult(structuredContent, isError = false) {
+  return { isError, content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
+}
+const ackResult = toolResult({
+  result: { status: "ok", retcode: 0, data: { message_id: -42 } },
+  diagnostics: { outcome: "success" },
+});
+const onebotFailure = toolResult({
+  result: { status: "failed", retcode: 100, data: null, wording: "group not found" },
+  diagnostics: {
+    outcome: "failed",
+    kind: "onebot_failure",
+    message: "send_group_msg failed: retcode 100 (group not found)",
+  },
+});
 
 let server;
 let origin;
@@ -173,10 +186,18 @@ test("renders the draft and sends exactly one invoke_action, only on click", asy
 
 test("a failed send is reported, never retried and stays locked", async () => {
   const preview = await fixture("group-reply");
-  const refusal = {
-    isError: true,
-    content: [{ type: "text", text: "write mode is required to send messages" }],
-  };
+  const refusal = toolResult(
+    {
+      result: null,
+      diagnostics: {
+        outcome: "failed",
+        kind: "mode",
+        message: "write mode is required to send messages",
+        next_step: "set SNOWLUMA_MCP_MODE=write",
+      },
+    },
+    true,
+  );
   const { page, frame, hostLog } = await openPanel({ preview, toolCallResult: refusal });
   await frame.locator("#send").click();
   await frame.waitForFunction(() => document.getElementById("status").textContent.includes("failed"));
@@ -186,6 +207,19 @@ test("a failed send is reported, never retried and stays locked", async () => {
   assert.equal(await frame.locator("#send").isDisabled(), true);
   await frame.locator("#send").dispatchEvent("click");
   await page.screenshot({ path: join(shotsDir, "failed.png") });
+  assert.equal((await hostLog()).toolCalls.length, 1);
+  await page.close();
+});
+
+test("a OneBot failure (not a tool error) is reported as failed, not acknowledged", async () => {
+  const preview = await fixture("group-reply");
+  const { page, frame, hostLog } = await openPanel({ preview, toolCallResult: onebotFailure });
+  await frame.locator("#send").click();
+  await frame.waitForFunction(() => document.getElementById("status").textContent.includes("failed"));
+  const status = await panelText(frame, "status");
+  assert.match(status, /retcode 100/);
+  assert.doesNotMatch(status, /acknowledged/);
+  assert.equal(await frame.locator("#send").isDisabled(), true);
   assert.equal((await hostLog()).toolCalls.length, 1);
   await page.close();
 });
