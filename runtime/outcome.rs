@@ -88,6 +88,15 @@ error_kinds! {
     BadFrame = "bad_frame", "a stream frame is malformed, too large or out of order", "check that the endpoint is SnowLuma's OneBot HTTP server";
     SizeMismatch = "size_mismatch", "the bytes received differ from the size SnowLuma announced", "transfer again; the partial file was removed";
     Sha256Mismatch = "sha256_mismatch", "SnowLuma assembled a file whose sha256 differs from the local file", "upload again; the partial upload was reset";
+    // Live events.
+    /// The event socket could not be opened, or has stopped.
+    EventsConnection = "events_connection", "the event WebSocket could not be opened or has stopped; the status names the reason", "check SnowLuma's WebSocket adapter and SNOWLUMA_MCP_EVENTS_URL; release every event resource before subscribing again";
+    EventsToken = "events_token", "SnowLuma rejected the access token on the event socket (close 1008)", "set SNOWLUMA_MCP_TOKEN to the WebSocket adapter's access token";
+    /// 16 resources per process, or one account per connection.
+    EventsLimit = "events_limit", "an event limit is reached: 16 resources per process, one account per connection", "release event resources with unsubscribe_events, then subscribe again";
+    UnknownResource = "unknown_resource", "no such event resource in this MCP session (never created, released, or another session's)", "subscribe_events returns the canonical snowluma://onebot/events/<id> URI";
+    BadCursor = "bad_cursor", "the cursor `after` is malformed, too new or from another resource", "pass next_cursor or oldest_cursor from a read of the same resource, or omit it";
+    WaitInProgress = "wait_in_progress", "another read_events call is already waiting on this resource", "wait for that call to return, then call again";
     // Answers that are data, not tool errors.
     /// A OneBot business failure (`status: failed` or `retcode != 0`).
     OnebotFailure = "onebot_failure", "SnowLuma ran the action and answered a failure (retcode != 0); the envelope is the result", "read status, retcode and wording in the result";

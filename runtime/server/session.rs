@@ -8,20 +8,42 @@ use rmcp::RoleServer;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RequestContext;
 
+use super::event_routes::SessionEvents;
 use crate::config::Config;
-use crate::exec::{ClientCapabilities, Executor};
+use crate::events::EventHub;
+use crate::exec::{ClientCapabilities, Executor, Setup};
 use crate::ids::random_hex;
 
 /// What every session of this process shares.
 pub struct Shared {
     pub config: Config,
     pub executor: Executor,
+    /// Live events, when `SNOWLUMA_MCP_EVENTS_URL` is set and the mode executes. Creating the
+    /// hub never connects; the first subscription does.
+    pub events: Option<EventHub>,
 }
 
 impl Shared {
     pub fn new(config: Config) -> Result<Arc<Shared>, String> {
         let executor = Executor::new(&config)?;
-        Ok(Arc::new(Shared { config, executor }))
+        let events = config
+            .events_url
+            .clone()
+            .filter(|_| config.mode.executes())
+            .map(|url| EventHub::new(url, config.token.clone()));
+        Ok(Arc::new(Shared {
+            config,
+            executor,
+            events,
+        }))
+    }
+
+    /// What the gate needs to know about this server.
+    pub fn setup(&self) -> Setup {
+        Setup {
+            mode: self.config.mode,
+            events: self.events.is_some(),
+        }
     }
 }
 
@@ -29,19 +51,20 @@ impl Shared {
 pub struct Session {
     /// Names the session in logs; never sent to SnowLuma.
     pub id: String,
+    /// This connection's event resources and listeners; released when the session drops.
+    pub events: Option<SessionEvents>,
 }
 
 impl Session {
-    pub fn new() -> Session {
+    pub fn new(shared: &Shared) -> Session {
+        let id = random_hex::<8>();
         Session {
-            id: random_hex::<8>(),
+            events: shared
+                .events
+                .clone()
+                .map(|hub| SessionEvents::new(hub, &id)),
+            id,
         }
-    }
-}
-
-impl Default for Session {
-    fn default() -> Self {
-        Session::new()
     }
 }
 
