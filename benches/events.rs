@@ -102,7 +102,7 @@ async fn throughput(fake: &FakeEventSocket, hub: &EventHub, n: usize) {
         let done = page
             .entries
             .last()
-            .is_some_and(|e| e.event["raw_message"] == last_text.as_str());
+            .is_some_and(|e| e.parsed()["raw_message"] == last_text.as_str());
         after = Some(page.next_cursor);
         if done {
             let elapsed = started.elapsed();

@@ -99,6 +99,15 @@ error_kinds! {
     /// requestState is expired, altered, from another process, tool or arguments, or used.
     InputState = "input_state", "requestState cannot be used: expired, altered, already answered, or issued for another tool, other arguments or before a restart; nothing was run", "call the tool again without requestState for a fresh prompt";
     InputLimit = "input_limit", "the server already holds its maximum of unanswered prompts (256); nothing was run", "answer or abandon open prompts (they expire after ten minutes), or call query_action / invoke_action with complete params";
+    // Live events.
+    /// The event socket could not be opened, or has stopped.
+    EventsConnection = "events_connection", "the event WebSocket could not be opened or has stopped; the status names the reason", "check SnowLuma's WebSocket adapter and SNOWLUMA_MCP_EVENTS_URL; release every event resource before subscribing again";
+    EventsToken = "events_token", "SnowLuma rejected the access token on the event socket (close 1008)", "set SNOWLUMA_MCP_TOKEN to the WebSocket adapter's access token";
+    /// 16 resources per process, or one account per connection.
+    EventsLimit = "events_limit", "an event limit is reached: 16 resources per process, one account per connection", "release event resources with unsubscribe_events, then subscribe again";
+    UnknownResource = "unknown_resource", "no such event resource in this MCP session (never created, released, or another session's)", "subscribe_events returns the canonical snowluma://onebot/events/<id> URI";
+    BadCursor = "bad_cursor", "the cursor `after` is malformed, too new or from another resource", "pass next_cursor or oldest_cursor from a read of the same resource, or omit it";
+    WaitInProgress = "wait_in_progress", "another read_events call is already waiting on this resource", "wait for that call to return, then call again";
     // Answers that are data, not tool errors.
     /// A OneBot business failure (`status: failed` or `retcode != 0`).
     OnebotFailure = "onebot_failure", "SnowLuma ran the action and answered a failure (retcode != 0); the envelope is the result", "read status, retcode and wording in the result";

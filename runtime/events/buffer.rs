@@ -8,8 +8,6 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::EventsError;
 
 /// Most events one resource keeps.
@@ -17,11 +15,12 @@ pub const MAX_BUFFERED_EVENTS: usize = 256;
 /// Most bytes of event JSON (as received) one resource keeps.
 pub const MAX_BUFFERED_BYTES: usize = 1 << 20;
 
-/// One kept event; `json_len` is the size of the frame it arrived in.
+/// One kept event: the frame's JSON text exactly as received. Keeping text rather than a
+/// parsed `Value` holds memory close to the JSON size (a parsed object costs several times
+/// its text); one text is shared by every resource whose filter kept it.
 struct Buffered {
     seq: u64,
-    json_len: usize,
-    event: Arc<Value>,
+    event: Arc<str>,
 }
 
 pub(super) struct EventBuffer {
@@ -33,7 +32,7 @@ pub(super) struct EventBuffer {
 
 /// What a read of the buffer found, before status is attached.
 pub(super) struct Slice {
-    pub entries: Vec<(u64, Arc<Value>)>,
+    pub entries: Vec<(u64, Arc<str>)>,
     pub next_seq: u64,
     pub oldest_seq: u64,
     pub dropped: u64,
@@ -50,12 +49,11 @@ impl EventBuffer {
         }
     }
 
-    pub fn push(&mut self, event: Arc<Value>, json_len: usize) {
+    pub fn push(&mut self, event: Arc<str>) {
         self.last_seq += 1;
-        self.bytes += json_len;
+        self.bytes += event.len();
         self.kept.push_back(Buffered {
             seq: self.last_seq,
-            json_len,
             event,
         });
         // The newest event always stays: one frame (256 KiB) is below the byte budget.
@@ -63,7 +61,7 @@ impl EventBuffer {
             && (self.kept.len() > MAX_BUFFERED_EVENTS || self.bytes > MAX_BUFFERED_BYTES)
         {
             if let Some(old) = self.kept.pop_front() {
-                self.bytes -= old.json_len;
+                self.bytes -= old.event.len();
                 self.dropped += 1;
             }
         }
@@ -82,7 +80,7 @@ impl EventBuffer {
         let oldest_kept = self.kept.front().map_or(self.last_seq + 1, |b| b.seq);
         // Kept sequence numbers are contiguous, so the first wanted one is found by offset.
         let skip = (after + 1).saturating_sub(oldest_kept) as usize;
-        let entries: Vec<(u64, Arc<Value>)> = self
+        let entries: Vec<(u64, Arc<str>)> = self
             .kept
             .iter()
             .skip(skip)
@@ -132,19 +130,26 @@ pub(super) fn parse_cursor(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn text(i: usize, len: usize) -> Arc<str> {
+        let digits = i.to_string();
+        Arc::from(format!(
+            "{digits}{}",
+            " ".repeat(len.saturating_sub(digits.len()))
+        ))
+    }
 
     #[test]
     fn count_bound_evicts_oldest_and_reports_a_gap() {
         let mut buffer = EventBuffer::new();
         for i in 0..300 {
-            buffer.push(Arc::new(json!(i)), 10);
+            buffer.push(text(i, 10));
         }
         assert_eq!(buffer.len(), MAX_BUFFERED_EVENTS);
         let from_start = buffer.slice(0, 1000);
         assert!(from_start.gap);
         assert_eq!(from_start.dropped, 44);
-        assert_eq!(from_start.entries[0].1.as_i64(), Some(44));
+        assert_eq!(from_start.entries[0].1.trim(), "44");
         let caught_up = buffer.slice(from_start.oldest_seq, 1000);
         assert!(!caught_up.gap);
         assert_eq!(caught_up.entries.len(), 256);
@@ -154,7 +159,7 @@ mod tests {
     fn byte_bound_evicts_oldest() {
         let mut buffer = EventBuffer::new();
         for i in 0..10 {
-            buffer.push(Arc::new(json!(i)), 200 * 1024);
+            buffer.push(text(i, 200 * 1024));
         }
         assert_eq!(buffer.len(), 5);
         assert_eq!(buffer.slice(0, 10).dropped, 5);

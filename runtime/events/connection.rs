@@ -6,7 +6,7 @@
 //! status says why until every resource is released. There is no reconnect, so no reader is
 //! ever told that missing events were recovered.
 
-use std::sync::{Arc, Weak};
+use std::sync::Weak;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -203,7 +203,7 @@ impl ConnectionTask {
             return Ok(());
         }
         if let Some(kind) = EventType::of_post_type(post_type) {
-            hub.deliver(self.generation, kind, Arc::new(event), text.len());
+            hub.deliver(self.generation, kind, &event, text);
         }
         Ok(())
     }

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::outcome::ErrorKind;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventsError {
     /// `SNOWLUMA_MCP_EVENTS_URL` is unusable.
@@ -87,3 +89,28 @@ impl fmt::Display for EventsError {
 }
 
 impl std::error::Error for EventsError {}
+
+impl EventsError {
+    /// The failure category a tool result reports; each message already carries its own next
+    /// step, the kind's usual one is the fallback.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            EventsError::InvalidUrl { .. }
+            | EventsError::InvalidFilter { .. }
+            | EventsError::InvalidArgument { .. } => ErrorKind::InvalidArguments,
+            EventsError::TooManyResources { .. } | EventsError::OtherAccount { .. } => {
+                ErrorKind::EventsLimit
+            }
+            EventsError::ConnectionStopped { .. } | EventsError::ConnectFailed { .. } => {
+                ErrorKind::EventsConnection
+            }
+            EventsError::TokenRejected => ErrorKind::EventsToken,
+            EventsError::UnknownResource { .. } | EventsError::Released { .. } => {
+                ErrorKind::UnknownResource
+            }
+            EventsError::BadCursor { .. } => ErrorKind::BadCursor,
+            EventsError::WaitInProgress { .. } => ErrorKind::WaitInProgress,
+            EventsError::Cancelled => ErrorKind::Cancelled,
+        }
+    }
+}

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -422,9 +423,9 @@ impl HubShared {
             entries: slice
                 .entries
                 .into_iter()
-                .map(|(seq, event)| PageEntry {
+                .map(|(seq, text)| PageEntry {
                     cursor: cursor(id, seq),
-                    event,
+                    event: raw_event(&text),
                 })
                 .collect(),
             status,
@@ -451,7 +452,9 @@ impl HubShared {
     }
 
     /// An ordinary event: buffer it in every matching resource.
-    pub(super) fn deliver(&self, generation: u64, kind: EventType, event: Arc<Value>, len: usize) {
+    ///
+    /// `event` is the parsed frame, used only for filtering; `text` is what is kept.
+    pub(super) fn deliver(&self, generation: u64, kind: EventType, event: &Value, text: &str) {
         let mut state = self.lock();
         let Some(c) = state
             .connection
@@ -465,9 +468,12 @@ impl HubShared {
                 last_heartbeat: None,
             });
         }
+        // Copied once, and only when some resource keeps it.
+        let mut shared: Option<Arc<str>> = None;
         for resource in state.resources.values_mut() {
-            if resource.filter.accepts(kind, &event) {
-                resource.buffer.push(event.clone(), len);
+            if resource.filter.accepts(kind, event) {
+                let text = shared.get_or_insert_with(|| Arc::from(text)).clone();
+                resource.buffer.push(text);
                 resource.touch();
             }
         }
@@ -484,6 +490,13 @@ impl HubShared {
             state.resources.values().for_each(Resource::touch);
         }
     }
+}
+
+/// The kept text as a raw JSON value: it was parsed as a JSON object on arrival, so it is
+/// valid JSON; the fallback only guards against that invariant breaking.
+fn raw_event(text: &str) -> Box<RawValue> {
+    RawValue::from_string(text.to_string())
+        .unwrap_or_else(|_| RawValue::from_string("null".into()).expect("null is JSON"))
 }
 
 fn unknown(uri: &str) -> EventsError {

@@ -38,6 +38,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The prefix of every event resource URI.
 pub const URI_PREFIX: &str = "snowluma://onebot/events/";
@@ -82,8 +83,15 @@ pub struct Page {
 pub struct PageEntry {
     /// The position of this event; reading `?after=` it returns the events that follow.
     pub cursor: String,
-    /// The OneBot event as SnowLuma sent it.
-    pub event: Arc<Value>,
+    /// The OneBot event as SnowLuma sent it (its JSON text, unparsed).
+    pub event: Box<RawValue>,
+}
+
+impl PageEntry {
+    /// The event parsed, for callers that inspect it.
+    pub fn parsed(&self) -> Value {
+        serde_json::from_str(self.event.get()).unwrap_or(Value::Null)
+    }
 }
 
 /// One held resource, for `resources/list`.

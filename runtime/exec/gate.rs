@@ -32,24 +32,35 @@ pub enum Access {
     Execution,
     /// Write mode.
     Writes,
+    /// Read or write mode with live events configured (`SNOWLUMA_MCP_EVENTS_URL`).
+    Events,
 }
 
 impl Access {
-    fn allows(self, mode: Mode) -> bool {
+    fn allows(self, setup: Setup) -> bool {
         match self {
             Access::Always => true,
-            Access::Execution => mode.executes(),
-            Access::Writes => mode.writes(),
+            Access::Execution => setup.mode.executes(),
+            Access::Writes => setup.mode.writes(),
+            Access::Events => setup.mode.executes() && setup.events,
         }
     }
 
     fn least_mode(self) -> Mode {
         match self {
             Access::Always => Mode::Docs,
-            Access::Execution => Mode::Read,
+            Access::Execution | Access::Events => Mode::Read,
             Access::Writes => Mode::Write,
         }
     }
+}
+
+/// What this server was configured to offer: its mode and its optional features.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setup {
+    pub mode: Mode,
+    /// `SNOWLUMA_MCP_EVENTS_URL` is set.
+    pub events: bool,
 }
 
 /// A client capability a tool may need, as the client declared it for the request at hand
@@ -89,15 +100,23 @@ pub struct Requirement {
     pub capability: Option<Capability>,
 }
 
-/// Whether a tool with `requirement` is offered to this client in this mode.
-pub fn tool_available(requirement: Requirement, mode: Mode, caps: &ClientCapabilities) -> bool {
-    requirement.access.allows(mode) && requirement.capability.is_none_or(|c| caps.has(c))
+/// Whether a tool with `requirement` is offered to this client by this server.
+pub fn tool_available(requirement: Requirement, setup: Setup, caps: &ClientCapabilities) -> bool {
+    requirement.access.allows(setup) && requirement.capability.is_none_or(|c| caps.has(c))
 }
 
-/// Refuses a call to a tool the mode does not offer.
-pub fn tool_gate(tool: &str, access: Access, mode: Mode) -> Result<(), ToolReply> {
-    if access.allows(mode) {
+/// Refuses a call to a tool the mode (or a missing feature) does not offer.
+pub fn tool_gate(tool: &str, access: Access, setup: Setup) -> Result<(), ToolReply> {
+    if access.allows(setup) {
         return Ok(());
+    }
+    let mode = setup.mode;
+    if access == Access::Events && mode.executes() {
+        return Err(ToolReply::error(
+            ErrorKind::Mode,
+            format!("{tool} needs live events, which this server has not configured"),
+            "set SNOWLUMA_MCP_EVENTS_URL to SnowLuma's WebSocket adapter (e.g. ws://127.0.0.1:3001/) in the MCP client's server configuration",
+        ));
     }
     Err(ToolReply::error(
         ErrorKind::Mode,
@@ -185,14 +204,48 @@ mod tests {
             access: Access::Execution,
             capability: None,
         };
-        assert!(!tool_available(plain, Mode::Docs, &none));
-        assert!(tool_available(plain, Mode::Read, &none));
+        let docs = Setup {
+            mode: Mode::Docs,
+            events: true,
+        };
+        let read = Setup {
+            mode: Mode::Read,
+            events: false,
+        };
+        let write = Setup {
+            mode: Mode::Write,
+            events: false,
+        };
+        assert!(!tool_available(plain, docs, &none));
+        assert!(tool_available(plain, read, &none));
+        let events = Requirement {
+            access: Access::Events,
+            capability: None,
+        };
+        assert!(
+            !tool_available(events, docs, &none),
+            "docs mode never connects"
+        );
+        assert!(!tool_available(events, read, &none), "no events URL");
+        let with_events = Setup {
+            events: true,
+            ..read
+        };
+        assert!(tool_available(events, with_events, &none));
+        let refusal = tool_gate("subscribe_events", Access::Events, read).unwrap_err();
+        assert!(
+            refusal
+                .diagnostics
+                .next_step
+                .unwrap()
+                .contains("SNOWLUMA_MCP_EVENTS_URL")
+        );
         let needs_forms = Requirement {
             access: Access::Always,
             capability: Some(Capability::FormElicitation),
         };
-        assert!(!tool_available(needs_forms, Mode::Write, &none));
-        assert!(tool_available(needs_forms, Mode::Docs, &forms));
+        assert!(!tool_available(needs_forms, write, &none));
+        assert!(tool_available(needs_forms, docs, &forms));
     }
 
     #[test]
@@ -207,6 +260,10 @@ mod tests {
         assert!(action_gate(Entry::Invoke, Mode::Write, write).is_ok());
         assert!(action_gate(Entry::Query, Mode::Write, stream).is_err());
         assert!(action_gate(Entry::Invoke, Mode::Write, stream).is_ok());
-        assert!(tool_gate("x", Access::Writes, Mode::Read).is_err());
+        let read = Setup {
+            mode: Mode::Read,
+            events: false,
+        };
+        assert!(tool_gate("x", Access::Writes, read).is_err());
     }
 }

@@ -26,7 +26,7 @@ use crate::trace::TraceContext;
 
 pub use check::ConnectionCheck;
 pub use classify::{classify, unknown_action};
-pub use gate::{Access, Capability, ClientCapabilities, Entry, Requirement};
+pub use gate::{Access, Capability, ClientCapabilities, Entry, Requirement, Setup};
 
 /// Arguments of `query_action` and `invoke_action`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

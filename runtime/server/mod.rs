@@ -3,6 +3,9 @@
 //! tool registry, and the rendering of tool replies into MCP results.
 
 mod docs;
+mod event_resources;
+mod event_routes;
+mod event_tools;
 mod input_tools;
 mod message_preview;
 mod progress;
@@ -19,9 +22,10 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, Implementation, JsonObject,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use resources::{ACTION_URI_TEMPLATE, CATALOG_URI};
@@ -52,10 +56,8 @@ impl SnowlumaServer {
 
     /// A handler for a new connection of a process that may serve several.
     pub fn for_session(shared: Arc<Shared>) -> Self {
-        SnowlumaServer {
-            shared,
-            session: Arc::new(Session::new()),
-        }
+        let session = Arc::new(Session::new(&shared));
+        SnowlumaServer { shared, session }
     }
 
     pub fn config(&self) -> &Config {
@@ -83,14 +85,14 @@ fn result_meta(ctx: &RequestContext<RoleServer>) -> Option<MetaObject> {
 
 /// Results that can carry cache hints (SEP-2549).
 trait CacheHinted: Sized {
-    fn hinted(self, scope: CacheScope) -> Self;
+    fn hinted(self, ttl_ms: u64, scope: CacheScope) -> Self;
 }
 
 macro_rules! cache_hinted {
     ($($result:ty),*) => {$(
         impl CacheHinted for $result {
-            fn hinted(self, scope: CacheScope) -> Self {
-                self.with_ttl_ms(CATALOG_TTL_MS).with_cache_scope(scope)
+            fn hinted(self, ttl_ms: u64, scope: CacheScope) -> Self {
+                self.with_ttl_ms(ttl_ms).with_cache_scope(scope)
             }
         }
     )*};
@@ -105,8 +107,17 @@ cache_hinted!(
 
 /// Cache hints go to modern clients only; legacy results never carry them.
 fn cache_hint<T: CacheHinted>(ctx: &RequestContext<RoleServer>, result: T, scope: CacheScope) -> T {
+    cache_hint_ttl(ctx, result, CATALOG_TTL_MS, scope)
+}
+
+fn cache_hint_ttl<T: CacheHinted>(
+    ctx: &RequestContext<RoleServer>,
+    result: T,
+    ttl_ms: u64,
+    scope: CacheScope,
+) -> T {
     if is_modern(ctx) {
-        result.hinted(scope)
+        result.hinted(ttl_ms, scope)
     } else {
         result
     }
@@ -114,10 +125,15 @@ fn cache_hint<T: CacheHinted>(ctx: &RequestContext<RoleServer>, result: T, scope
 
 impl ServerHandler for SnowlumaServer {
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
+        let builder = ServerCapabilities::builder()
             .enable_tools()
-            .enable_resources()
-            .build();
+            .enable_resources();
+        // Event resources can be watched; without events nothing ever changes.
+        let mut capabilities = if self.shared.events.is_some() {
+            builder.enable_resources_subscribe().build()
+        } else {
+            builder.build()
+        };
         // MCP Apps: the preview_message panel (offered only to clients that render it).
         capabilities
             .extensions
@@ -141,10 +157,11 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mode = self.shared.config.mode;
+        let setup = self.shared.setup();
         let caps = request_capabilities(&ctx);
         let tools = registry::TOOLS
             .iter()
-            .filter(|t| t.available(mode, &caps))
+            .filter(|t| t.available(setup, &caps))
             .map(|t| t.definition(mode, &caps))
             .collect();
         let mut result = ListToolsResult::with_all_items(tools);
@@ -174,12 +191,13 @@ impl ServerHandler for SnowlumaServer {
                 None,
             ));
         };
-        let mode = self.shared.config.mode;
-        let answer = match gate::tool_gate(tool.name, tool.requirement.access, mode) {
+        let answer = match gate::tool_gate(tool.name, tool.requirement.access, self.shared.setup())
+        {
             Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
             _ => {
                 let call = Call {
                     shared: &self.shared,
+                    session: &self.session,
                     args: request.arguments,
                     trace: &trace,
                     cancel: &ctx.ct,
@@ -220,10 +238,20 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let caps = request_capabilities(&ctx);
-        let mut result = ListResourcesResult::with_all_items(resources::list(&caps));
+        let mut items = resources::list(&caps);
+        if let Some(events) = &self.session.events {
+            items.extend(event_resources::list(events));
+        }
+        let mut result = ListResourcesResult::with_all_items(items);
         result.meta = result_meta(&ctx);
-        // Private: whether the panel is listed depends on the client's capabilities.
-        Ok(cache_hint(&ctx, result, CacheScope::Private))
+        // Private: the panel depends on the client's capabilities; with events the list
+        // changes whenever this session subscribes, so it is never cached then.
+        let ttl = if self.shared.events.is_some() {
+            0
+        } else {
+            CATALOG_TTL_MS
+        };
+        Ok(cache_hint_ttl(&ctx, result, ttl, CacheScope::Private))
     }
 
     async fn list_resource_templates(
@@ -241,10 +269,81 @@ impl ServerHandler for SnowlumaServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if let Some(events) = event_resources::for_uri(&self.session, &request.uri) {
+            let contents = event_resources::read(events, &request.uri)?;
+            let mut result = ReadResourceResult::new(vec![contents]);
+            result.meta = result_meta(&ctx);
+            // Account events and connection state: never cached, never shared.
+            return Ok(cache_hint_ttl(&ctx, result, 0, CacheScope::Private).into());
+        }
         let contents = resources::read(&request.uri, &request_capabilities(&ctx))?;
         let mut result = ReadResourceResult::new(vec![contents]);
         result.meta = result_meta(&ctx);
         // Public: the catalog and the panel are static assets bundled in the binary.
         Ok(cache_hint(&ctx, result, CacheScope::Public).into())
+    }
+
+    /// Legacy `resources/subscribe`: only this session's event resources can be watched.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let events = event_resources::owned(&self.session, &request.uri)?;
+        events
+            .routes
+            .subscribe_legacy(&request.uri, ctx.peer.clone());
+        Ok(())
+    }
+
+    /// Legacy `resources/unsubscribe`: stops the notifications and releases the resource.
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let events = event_resources::owned(&self.session, &request.uri)?;
+        events.routes.unsubscribe_legacy(&request.uri);
+        events
+            .hub
+            .release(&events.owner, &request.uri)
+            .map_err(|e| event_resources::protocol_error(&e, &request.uri))
+    }
+
+    /// Modern `subscriptions/listen`: resource subscriptions are accepted for this session's
+    /// event resources only (the acknowledgement lists them); nothing else is offered.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let events = self.session.events.as_ref()?;
+        let owned: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| events.owns(uri))
+            .cloned()
+            .collect();
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions = Some(owned);
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        // Closing the stream stops notifications; it does not release the resources.
+        let _registered = self
+            .session
+            .events
+            .as_ref()
+            .map(|events| events.routes.listen(uris, context.sink().clone()));
+        context.cancelled().await;
+        Ok(())
     }
 }

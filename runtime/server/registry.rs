@@ -11,13 +11,15 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::docs;
+use super::event_tools;
 use super::input_tools;
 use super::message_preview;
 use super::render::{output_schema, schema_of};
-use super::session::Shared;
+use super::session::{Session, Shared};
 use crate::catalog::Listing;
 use crate::config::Mode;
-use crate::exec::{self, Access, ActionArgs, ClientCapabilities, Entry, Requirement};
+use crate::events::SubscribeRequest;
+use crate::exec::{self, Access, ActionArgs, ClientCapabilities, Entry, Requirement, Setup};
 use crate::outcome::{ToolReply, parse_args};
 use crate::streams::Progress;
 use crate::trace::TraceContext;
@@ -25,6 +27,8 @@ use crate::trace::TraceContext;
 /// Everything a handler gets for one call.
 pub struct Call<'a> {
     pub shared: &'a Shared,
+    /// This connection's state (its event resources).
+    pub session: &'a Session,
     pub args: Option<Map<String, Value>>,
     pub trace: &'a TraceContext,
     pub cancel: &'a CancellationToken,
@@ -77,8 +81,8 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    pub fn available(&self, mode: Mode, caps: &ClientCapabilities) -> bool {
-        exec::gate::tool_available(self.requirement, mode, caps)
+    pub fn available(&self, setup: Setup, caps: &ClientCapabilities) -> bool {
+        exec::gate::tool_available(self.requirement, setup, caps)
     }
 
     /// The definition this client sees: it depends on the mode (annotations) and on the
@@ -123,6 +127,12 @@ fn when_executing(mode: Mode) -> bool {
 
 const DOCS: Requirement = Requirement {
     access: Access::Always,
+    capability: None,
+};
+
+/// Read or write mode with `SNOWLUMA_MCP_EVENTS_URL` set.
+const EVENTS: Requirement = Requirement {
+    access: Access::Events,
     capability: None,
 };
 
@@ -225,7 +235,9 @@ pub static TOOLS: &[ToolSpec] = &[
         read_only: true,
         open_world: never,
         apps_meta: Some(crate::preview::panel::preview_tool_meta),
-        handler: |call| Box::pin(async move { Answer::Reply(message_preview::preview_message(call)) }),
+        handler: |call| {
+            Box::pin(async move { Answer::Reply(message_preview::preview_message(call)) })
+        },
     },
     ToolSpec {
         name: "query_action",
@@ -307,6 +319,57 @@ pub static TOOLS: &[ToolSpec] = &[
         open_world: always,
         apps_meta: None,
         handler: |call| Box::pin(input_tools::execute_with_input(Entry::Invoke, call)),
+    },
+    ToolSpec {
+        name: "subscribe_events",
+        title: "Subscribe to live OneBot events",
+        description: "Start buffering live OneBot events for one account and get a resource URI             (snowluma://onebot/events/<id>). self_id is the logged-in QQ account (get_login_info);             optional types (message, notice, request; default all), group_ids and user_ids (at most             100 each, combined with AND). Only events after this call are kept: at most 256 events             and 1 MiB per resource, 16 resources per server. Read with read_events or resources/read             (`?after=<next_cursor>` for newer ones); watch with resources/subscribe (legacy) or             subscriptions/listen. Never sends a QQ message.",
+        requirement: EVENTS,
+        gated_per_action: false,
+        input_schema: input_of::<SubscribeRequest>,
+        result_schema: schema_of::<event_tools::Subscribed>,
+        read_only: true,
+        open_world: always,
+        apps_meta: None,
+        handler: |call| {
+            Box::pin(
+                async move { Answer::Reply(event_tools::subscribe(call.session, call.args).await) },
+            )
+        },
+    },
+    ToolSpec {
+        name: "read_events",
+        title: "Read or wait for live events",
+        description: "Read an event resource: the buffered events after `after` (a next_cursor; omit for             everything kept) with status, next_cursor, oldest_cursor, dropped_events, gap and             notification_failed. If none are buffered yet, waits up to wait_ms (0-30000, default             10000) for the first one; limit (1-256) bounds the entries. One waiting call per             resource; cancelling the call ends the wait. Reads do not consume events.",
+        requirement: EVENTS,
+        gated_per_action: false,
+        input_schema: input_of::<event_tools::ReadEventsArgs>,
+        result_schema: event_tools::page_schema,
+        read_only: true,
+        open_world: always,
+        apps_meta: None,
+        handler: |call| {
+            Box::pin(async move {
+                Answer::Reply(event_tools::read(call.session, call.args, call.cancel).await)
+            })
+        },
+    },
+    ToolSpec {
+        name: "unsubscribe_events",
+        title: "Release an event resource",
+        description: "Release an event resource from subscribe_events: its buffer is dropped, listeners             hear nothing more, and releasing the last resource closes the event connection. Closing             the MCP connection releases its resources too.",
+        requirement: EVENTS,
+        gated_per_action: false,
+        input_schema: input_of::<event_tools::UnsubscribeArgs>,
+        result_schema: schema_of::<event_tools::Released>,
+        read_only: false,
+        open_world: never,
+        apps_meta: None,
+        handler: |call| {
+            Box::pin(
+                async move { Answer::Reply(event_tools::unsubscribe(call.session, call.args)) },
+            )
+        },
     },
 ];
 

@@ -9,8 +9,10 @@ use rmcp::RoleServer;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RequestContext;
 
+use super::event_routes::SessionEvents;
 use crate::config::Config;
-use crate::exec::{ClientCapabilities, Executor};
+use crate::events::EventHub;
+use crate::exec::{ClientCapabilities, Executor, Setup};
 use crate::ids::random_hex;
 use crate::input::{Continuations, STATE_LIFETIME, SystemClock};
 
@@ -28,6 +30,9 @@ pub struct Shared {
     pub continuations: Continuations,
     /// How long a prompt may stay unanswered.
     pub input_lifetime: Duration,
+    /// Live events, when `SNOWLUMA_MCP_EVENTS_URL` is set and the mode executes. Creating the
+    /// hub never connects; the first subscription does.
+    pub events: Option<EventHub>,
 }
 
 impl Shared {
@@ -36,12 +41,26 @@ impl Shared {
         let input_lifetime = input_lifetime()?;
         let continuations = Continuations::with_clock(Box::new(SystemClock::new()), input_lifetime)
             .map_err(|error| format!("input prompts: {error}"))?;
+        let events = config
+            .events_url
+            .clone()
+            .filter(|_| config.mode.executes())
+            .map(|url| EventHub::new(url, config.token.clone()));
         Ok(Arc::new(Shared {
             config,
             executor,
             continuations,
             input_lifetime,
+            events,
         }))
+    }
+
+    /// What the gate needs to know about this server.
+    pub fn setup(&self) -> Setup {
+        Setup {
+            mode: self.config.mode,
+            events: self.events.is_some(),
+        }
     }
 }
 
@@ -62,19 +81,20 @@ fn input_lifetime() -> Result<Duration, String> {
 pub struct Session {
     /// Names the session in logs; never sent to SnowLuma.
     pub id: String,
+    /// This connection's event resources and listeners; released when the session drops.
+    pub events: Option<SessionEvents>,
 }
 
 impl Session {
-    pub fn new() -> Session {
+    pub fn new(shared: &Shared) -> Session {
+        let id = random_hex::<8>();
         Session {
-            id: random_hex::<8>(),
+            events: shared
+                .events
+                .clone()
+                .map(|hub| SessionEvents::new(hub, &id)),
+            id,
         }
-    }
-}
-
-impl Default for Session {
-    fn default() -> Self {
-        Session::new()
     }
 }
 

@@ -92,7 +92,12 @@ pub fn count(hub: &EventHub, who: &OwnerId, uri: &str) -> usize {
 pub fn texts(page: &Page) -> Vec<String> {
     page.entries
         .iter()
-        .map(|e| e.event["raw_message"].as_str().unwrap_or("-").to_string())
+        .map(|e| {
+            e.parsed()["raw_message"]
+                .as_str()
+                .unwrap_or("-")
+                .to_string()
+        })
         .collect()
 }
 
