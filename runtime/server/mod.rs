@@ -9,12 +9,14 @@ mod render;
 mod resources;
 mod session;
 pub mod stdio;
+mod task_tools;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
+    GetTaskResult, Implementation, UpdateTaskParams,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     ServerCapabilities, ServerConfig,
@@ -27,9 +29,9 @@ pub use session::{Session, Shared};
 
 use crate::catalog::{ACTIONS, CATALOG_VERSION};
 use crate::config::Config;
-use crate::exec::gate;
+use crate::exec::{Capability, ClientCapabilities, gate};
 use crate::trace::{self, TraceContext};
-use registry::Call;
+use registry::{Answer, Call};
 use session::{is_modern, request_capabilities};
 
 /// Five minutes, the lifetime of every cacheable catalog response.
@@ -110,12 +112,58 @@ fn cache_hint<T: CacheHinted>(ctx: &RequestContext<RoleServer>, result: T, scope
     }
 }
 
+impl SnowlumaServer {
+    /// The client's capabilities for this request, less what this server cannot serve: the
+    /// tasks extension counts only when a task directory is configured.
+    fn capabilities(&self, ctx: &RequestContext<RoleServer>) -> ClientCapabilities {
+        let mut caps = request_capabilities(ctx);
+        caps.tasks &= self.shared.tasks.is_some();
+        caps
+    }
+
+    /// A call to a tool this request is not offered because of a missing capability: a
+    /// 2026-07-28 client that could declare it gets -32021 naming it; anyone else (a legacy
+    /// session, or a server without the feature) gets the unknown-tool error.
+    fn refuse_capability(
+        &self,
+        tool: &str,
+        needed: Capability,
+        ctx: &RequestContext<RoleServer>,
+    ) -> ErrorData {
+        if needed == Capability::Tasks && is_modern(ctx) && self.shared.tasks.is_some() {
+            return task_tools::missing_tasks_capability();
+        }
+        ErrorData::invalid_params(format!("tool not found: {tool}"), None)
+    }
+
+    /// The task manager for a tasks/* request (rmcp already refused clients that did not
+    /// declare the extension, and every request when the server does not advertise it).
+    fn task_manager(
+        &self,
+        method: &str,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<&crate::tasks::TaskManager, ErrorData> {
+        if !is_modern(ctx) {
+            return Err(task_tools::refuse_legacy(method));
+        }
+        self.shared
+            .tasks
+            .as_deref()
+            .ok_or_else(|| task_tools::refuse_legacy(method))
+    }
+}
+
 impl ServerHandler for SnowlumaServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let builder = ServerCapabilities::builder()
             .enable_tools()
-            .enable_resources()
-            .build();
+            .enable_resources();
+        // server/discover (and rmcp's gate on tasks/*) advertise tasks only when they work.
+        let capabilities = if self.shared.tasks.is_some() {
+            builder.enable_tasks().build()
+        } else {
+            builder.build()
+        };
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("snowluma-mcp", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
@@ -134,7 +182,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mode = self.shared.config.mode;
-        let caps = request_capabilities(&ctx);
+        let caps = self.capabilities(&ctx);
         let tools = registry::TOOLS
             .iter()
             .filter(|t| t.available(mode, &caps))
@@ -168,8 +216,13 @@ impl ServerHandler for SnowlumaServer {
             ));
         };
         let mode = self.shared.config.mode;
-        let reply = match gate::tool_gate(tool.name, tool.requirement.access, mode) {
-            Err(refusal) if !tool.gated_per_action => refusal,
+        if let Some(needed) = tool.requirement.capability {
+            if !self.capabilities(&ctx).has(needed) {
+                return Err(self.refuse_capability(tool.name, needed, &ctx));
+            }
+        }
+        let answer = match gate::tool_gate(tool.name, tool.requirement.access, mode) {
+            Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
             _ => {
                 let call = Call {
                     shared: &self.shared,
@@ -181,6 +234,13 @@ impl ServerHandler for SnowlumaServer {
                 (tool.handler)(call).await
             }
         };
+        let reply = match answer {
+            Answer::Reply(reply) => reply,
+            Answer::Continuation(response) => {
+                trace::log_call(tool.name, &trace, "continued", None, started.elapsed());
+                return Ok(response);
+            }
+        };
         trace::log_call(
             tool.name,
             &trace,
@@ -190,6 +250,35 @@ impl ServerHandler for SnowlumaServer {
         );
         let meta = result_meta(&ctx).unwrap_or_default();
         Ok(render::into_result(reply, &trace, meta).into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let manager = self.task_manager("tasks/get", &ctx)?;
+        let mut result = task_tools::get(manager, &request.task_id)?;
+        result.meta = result_meta(&ctx);
+        Ok(result)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let manager = self.task_manager("tasks/cancel", &ctx)?;
+        task_tools::cancel(manager, &request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let manager = self.task_manager("tasks/update", &ctx)?;
+        task_tools::update(manager, &request.task_id)
     }
 
     async fn list_resources(

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::docs;
 use super::render::{output_schema, schema_of};
 use super::session::Shared;
+use super::task_tools;
 use crate::catalog::Listing;
 use crate::config::Mode;
 use crate::exec::{self, Access, ActionArgs, ClientCapabilities, Entry, Requirement};
@@ -21,14 +22,22 @@ use crate::trace::TraceContext;
 
 /// Everything a handler gets for one call.
 pub struct Call<'a> {
-    pub shared: &'a Shared,
+    /// An `Arc` so work that outlives the call (a background task) can keep it.
+    pub shared: &'a Arc<Shared>,
     pub args: Option<Map<String, Value>>,
     pub trace: &'a TraceContext,
     pub cancel: &'a CancellationToken,
     pub progress: Progress,
 }
 
-pub type Handler = for<'a> fn(Call<'a>) -> BoxFuture<'a, ToolReply>;
+/// What a handler answers: a completed result, or a protocol continuation the server passes on
+/// as it is (`input_required`, a task handle).
+pub enum Answer {
+    Reply(ToolReply),
+    Continuation(rmcp::model::CallToolResponse),
+}
+
+pub type Handler = for<'a> fn(Call<'a>) -> BoxFuture<'a, Answer>;
 
 pub struct ToolSpec {
     pub name: &'static str,
@@ -111,7 +120,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<Listing>,
         read_only: true,
         open_world: never,
-        handler: |call| Box::pin(async move { docs::list_actions(call.args) }),
+        handler: |call| Box::pin(async move { Answer::Reply(docs::list_actions(call.args)) }),
     },
     ToolSpec {
         name: "search_actions",
@@ -127,7 +136,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<Listing>,
         read_only: true,
         open_world: never,
-        handler: |call| Box::pin(async move { docs::search_actions(call.args) }),
+        handler: |call| Box::pin(async move { Answer::Reply(docs::search_actions(call.args)) }),
     },
     ToolSpec {
         name: "get_action",
@@ -141,7 +150,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<docs::ActionContract>,
         read_only: true,
         open_world: never,
-        handler: |call| Box::pin(async move { docs::get_action(call.args) }),
+        handler: |call| Box::pin(async move { Answer::Reply(docs::get_action(call.args)) }),
     },
     ToolSpec {
         name: "list_categories",
@@ -153,7 +162,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<Vec<docs::CategoryEntry>>,
         read_only: true,
         open_world: never,
-        handler: |call| Box::pin(async move { docs::list_categories(call.args) }),
+        handler: |call| Box::pin(async move { Answer::Reply(docs::list_categories(call.args)) }),
     },
     ToolSpec {
         name: "get_runtime_info",
@@ -168,7 +177,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: schema_of::<docs::RuntimeInfo>,
         read_only: true,
         open_world: when_executing,
-        handler: |call| Box::pin(runtime_info(call)),
+        handler: |call| Box::pin(async move { Answer::Reply(runtime_info(call).await) }),
     },
     ToolSpec {
         name: "query_action",
@@ -188,7 +197,7 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: envelope_schema,
         read_only: true,
         open_world: always,
-        handler: |call| Box::pin(execute(Entry::Query, call)),
+        handler: |call| Box::pin(async move { Answer::Reply(execute(Entry::Query, call).await) }),
     },
     ToolSpec {
         name: "invoke_action",
@@ -207,7 +216,41 @@ pub static TOOLS: &[ToolSpec] = &[
         result_schema: invoke_result_schema,
         read_only: false,
         open_world: always,
-        handler: |call| Box::pin(execute(Entry::Invoke, call)),
+        handler: |call| Box::pin(async move { Answer::Reply(execute(Entry::Invoke, call).await) }),
+    },
+    ToolSpec {
+        name: "invoke_action_background",
+        title: "Run a stream action as a background task",
+        description: "Start a stream action (download_file_stream and its variants, upload_file_stream with \
+            execution.input_file, other frame streams) as a durable background task and return at once \
+            with a task handle (resultType \"task\"). Takes invoke_action's arguments. Poll tasks/get for \
+            the state and, when completed, the same result invoke_action would have returned (a OneBot \
+            failure included); tasks/cancel asks it to stop. Tasks survive a server restart; one that was \
+            running when the server stopped is reported failed with the remote outcome unknown and is \
+            never replayed. At most four run at once. Write mode, 2026-07-28 clients that declare the \
+            io.modelcontextprotocol/tasks extension only.",
+        requirement: task_tools::REQUIREMENT,
+        gated_per_action: false,
+        input_schema: input_of::<ActionArgs>,
+        result_schema: invoke_result_schema,
+        read_only: false,
+        open_world: always,
+        handler: |call| Box::pin(task_tools::invoke_background(call)),
+    },
+    ToolSpec {
+        name: "list_tasks",
+        title: "List background tasks",
+        description: "The background tasks in this server's task directory, newest first, without their \
+            result bodies: taskId, action, status, statusMessage, timestamps and the last progress. \
+            Optional cursor (from nextCursor) and limit (1-100, default 50). Read one task's result with \
+            tasks/get.",
+        requirement: task_tools::REQUIREMENT,
+        gated_per_action: false,
+        input_schema: input_of::<task_tools::ListTasksArgs>,
+        result_schema: schema_of::<task_tools::TaskList>,
+        read_only: true,
+        open_world: never,
+        handler: |call| Box::pin(async move { Answer::Reply(task_tools::list_tasks(call)) }),
     },
 ];
 

@@ -2,6 +2,7 @@
 //! the handler owns; process-wide things (configuration, catalog, executor, stream limits)
 //! live in [`Shared`] behind an `Arc`, so one process can serve several sessions.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
@@ -11,18 +12,49 @@ use rmcp::service::RequestContext;
 use crate::config::Config;
 use crate::exec::{ClientCapabilities, Executor};
 use crate::ids::random_hex;
+use crate::tasks::{ScopeInputs, TaskManager, TaskStore, TaskStoreError};
 
 /// What every session of this process shares.
 pub struct Shared {
     pub config: Config,
     pub executor: Executor,
+    /// Durable background tasks; present when SNOWLUMA_MCP_TASK_DIR is set (write mode).
+    pub tasks: Option<Arc<TaskManager>>,
 }
 
 impl Shared {
+    /// Fails (a start-up error) when the task directory cannot be used: not private, leased
+    /// by another process, made for another configuration, or holding a corrupt record.
     pub fn new(config: Config) -> Result<Arc<Shared>, String> {
         let executor = Executor::new(&config)?;
-        Ok(Arc::new(Shared { config, executor }))
+        let tasks = match &config.task_dir {
+            Some(dir) => Some(open_tasks(dir, &config).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        Ok(Arc::new(Shared {
+            config,
+            executor,
+            tasks,
+        }))
     }
+}
+
+fn open_tasks(dir: &Path, config: &Config) -> Result<Arc<TaskManager>, TaskStoreError> {
+    let store = TaskStore::open(
+        dir,
+        ScopeInputs {
+            mode: config.mode.as_str(),
+            endpoint: config.endpoint.as_deref().unwrap_or(""),
+            token: config.token.as_deref(),
+        },
+    )?;
+    for id in store.recovered() {
+        tracing::warn!(
+            task = id.as_str(),
+            "task was running when the server stopped; marked failed (remote outcome unknown)"
+        );
+    }
+    TaskManager::new(store)
 }
 
 /// One MCP connection's state.
@@ -70,7 +102,9 @@ pub fn request_capabilities(ctx: &RequestContext<RoleServer>) -> ClientCapabilit
     ClientCapabilities {
         form_elicitation,
         apps_ui,
-        tasks: caps.supports_tasks(),
+        // Background tasks are a 2026-07-28 feature: a legacy session that declared the
+        // extension at initialize is not offered them.
+        tasks: is_modern(ctx) && caps.supports_tasks(),
     }
 }
 
