@@ -26,10 +26,8 @@ struct Dirs {
 
 impl Dirs {
     fn new(name: &str) -> Dirs {
-        let root = std::env::temp_dir().join(format!(
-            "snowluma-mcp-tasks-{name}-{}",
-            std::process::id()
-        ));
+        let root =
+            std::env::temp_dir().join(format!("snowluma-mcp-tasks-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let downloads = root.join("downloads");
         std::fs::create_dir_all(&downloads).unwrap();
@@ -138,7 +136,11 @@ async fn only_modern_clients_declaring_tasks_see_and_reach_them() {
     let mut server = spawn(&fake, &dirs, &[]);
 
     let discover = server
-        .request(1, "server/discover", json!({ "_meta": modern_meta(json!({})) }))
+        .request(
+            1,
+            "server/discover",
+            json!({ "_meta": modern_meta(json!({})) }),
+        )
         .await;
     assert_eq!(
         discover["result"]["capabilities"]["extensions"][TASKS_EXT],
@@ -149,7 +151,11 @@ async fn only_modern_clients_declaring_tasks_see_and_reach_them() {
     assert!(with.contains(&"invoke_action_background".to_string()));
     assert!(with.contains(&"list_tasks".to_string()));
     let without = tool_names(&mut server, 3, json!({ "_meta": modern_meta(json!({})) })).await;
-    assert!(!without.iter().any(|n| n.contains("task") || n.ends_with("_background")));
+    assert!(
+        !without
+            .iter()
+            .any(|n| n.contains("task") || n.ends_with("_background"))
+    );
 
     // A modern call without the extension: -32021 naming it.
     let refused = server
@@ -196,10 +202,12 @@ async fn only_modern_clients_declaring_tasks_see_and_reach_them() {
             .unwrap()
             .contains("only runs stream actions")
     );
-    assert!(list_tasks(&mut server, 10, json!({})).await["result"]["tasks"]
-        .as_array()
-        .unwrap()
-        .is_empty());
+    assert!(
+        list_tasks(&mut server, 10, json!({})).await["result"]["tasks"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
     server.finish().await;
 
     // Legacy sessions never see the task tools, even declaring the extension at initialize.
@@ -225,7 +233,9 @@ async fn only_modern_clients_declaring_tasks_see_and_reach_them() {
         )
         .await;
     assert_eq!(call["error"]["code"], -32602, "{call}");
-    let get = legacy.request(4, "tasks/get", json!({ "taskId": "00" })).await;
+    let get = legacy
+        .request(4, "tasks/get", json!({ "taskId": "00" }))
+        .await;
     assert_eq!(get["error"]["code"], -32601, "{get}");
     legacy.finish().await;
 }
@@ -314,7 +324,10 @@ async fn a_killed_server_reports_the_running_transfer_failed_and_never_replays_i
         !fake.requests_for("download_file_stream").is_empty()
     })
     .await;
-    assert_eq!(get(&mut server, 2, &task_id).await["result"]["status"], "working");
+    assert_eq!(
+        get(&mut server, 2, &task_id).await["result"]["status"],
+        "working"
+    );
     server.kill().await;
 
     fake.clear_faults();
@@ -352,17 +365,26 @@ async fn the_directory_lease_a_changed_configuration_and_corrupt_records_stop_st
     let changed = spawn(&fake, &dirs, &[("SNOWLUMA_MCP_TOKEN", "secret-two")]);
     let (code, stderr) = changed.finish().await;
     assert_ne!(code, Some(0));
-    assert!(stderr.contains("different mode, endpoint or token"), "{stderr}");
+    assert!(
+        stderr.contains("different mode, endpoint or token"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("secret-"), "the token leaked: {stderr}");
 
-    let corrupt = dirs.tasks.join("tasks").join("0123456789abcdef0123456789abcdef.json");
+    let corrupt = dirs
+        .tasks
+        .join("tasks")
+        .join("0123456789abcdef0123456789abcdef.json");
     std::fs::write(&corrupt, b"{ not a record").unwrap();
     std::fs::set_permissions(&corrupt, std::fs::Permissions::from_mode(0o600)).unwrap();
     let broken = spawn(&fake, &dirs, &[("SNOWLUMA_MCP_TOKEN", "secret-one")]);
     let (code, stderr) = broken.finish().await;
     assert_ne!(code, Some(0));
     assert!(stderr.contains("corrupt"), "{stderr}");
-    assert!(stderr.contains("0123456789abcdef0123456789abcdef.json"), "{stderr}");
+    assert!(
+        stderr.contains("0123456789abcdef0123456789abcdef.json"),
+        "{stderr}"
+    );
 
     let relative = RawServer::spawn(&[
         ("SNOWLUMA_MCP_MODE", "write"),
@@ -371,7 +393,10 @@ async fn the_directory_lease_a_changed_configuration_and_corrupt_records_stop_st
     ]);
     let (code, stderr) = relative.finish().await;
     assert_ne!(code, Some(0));
-    assert!(stderr.contains("SNOWLUMA_MCP_TASK_DIR must be an absolute path"), "{stderr}");
+    assert!(
+        stderr.contains("SNOWLUMA_MCP_TASK_DIR must be an absolute path"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
@@ -392,21 +417,37 @@ async fn four_tasks_run_at_once_cancel_is_cooperative_and_lists_page() {
     assert_eq!(fifth["result"]["isError"], true, "{fifth}");
     let body = structured(&fifth);
     assert_eq!(body["diagnostics"]["kind"], "task_limit");
-    assert!(body["diagnostics"]["message"].as_str().unwrap().contains("at most 4"));
+    assert!(
+        body["diagnostics"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 4")
+    );
 
     // Cancel: an acknowledgement, then the task ends cancelled (the stall never completes).
     let ack = server
-        .request(6, "tasks/cancel", json!({ "taskId": ids[0], "_meta": tasks_meta() }))
+        .request(
+            6,
+            "tasks/cancel",
+            json!({ "taskId": ids[0], "_meta": tasks_meta() }),
+        )
         .await;
     assert_eq!(ack["result"], json!({ "resultType": "complete" }), "{ack}");
     let done = poll_until_done(&mut server, 100, &ids[0]).await;
     assert_eq!(done["result"]["status"], "cancelled", "{done}");
     // A second cancel of a finished task is still acknowledged; the state stays.
     let again = server
-        .request(300, "tasks/cancel", json!({ "taskId": ids[0], "_meta": tasks_meta() }))
+        .request(
+            300,
+            "tasks/cancel",
+            json!({ "taskId": ids[0], "_meta": tasks_meta() }),
+        )
         .await;
     assert_eq!(again["result"]["resultType"], "complete");
-    assert_eq!(get(&mut server, 301, &ids[0]).await["result"]["status"], "cancelled");
+    assert_eq!(
+        get(&mut server, 301, &ids[0]).await["result"]["status"],
+        "cancelled"
+    );
     // tasks/update has nothing to answer; unknown ids are -32602.
     let update = server
         .request(
@@ -441,7 +482,12 @@ async fn four_tasks_run_at_once_cancel_is_cooperative_and_lists_page() {
     assert_eq!(seen, newest_first);
     let bad = list_tasks(&mut server, 410, json!({ "limit": 0 })).await;
     assert_eq!(bad["diagnostics"]["kind"], "invalid_arguments");
-    assert!(bad["diagnostics"]["message"].as_str().unwrap().contains("limit"));
+    assert!(
+        bad["diagnostics"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit")
+    );
     let bad = list_tasks(&mut server, 411, json!({ "cursor": "nope" })).await;
     assert_eq!(bad["diagnostics"]["kind"], "invalid_arguments");
     assert!(server.validated >= 5);

@@ -321,7 +321,9 @@ pub fn refuse_legacy(method: &str) -> ErrorData {
 
 /// The `-32021` a modern request without the tasks extension gets for a task tool.
 pub fn missing_tasks_capability() -> ErrorData {
-    ErrorData::missing_required_client_capability(McpClientCapabilities::builder().enable_tasks().build())
+    ErrorData::missing_required_client_capability(
+        McpClientCapabilities::builder().enable_tasks().build(),
+    )
 }
 
 pub fn get(manager: &TaskManager, id: &str) -> Result<GetTaskResult, ErrorData> {
