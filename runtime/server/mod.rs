@@ -215,10 +215,11 @@ impl ServerHandler for SnowlumaServer {
             ));
         };
         let mode = self.shared.config.mode;
-        if let Some(needed) = tool.requirement.capability {
-            if !self.capabilities(&ctx).has(needed) {
-                return Err(self.refuse_capability(tool.name, needed, &ctx));
-            }
+        // Capabilities are gated on every call, whether or not the tool was listed.
+        if let Some(needed) = tool.requirement.capability
+            && !self.capabilities(&ctx).has(needed)
+        {
+            return Err(self.refuse_capability(tool.name, needed, &ctx));
         }
         let answer = match gate::tool_gate(tool.name, tool.requirement.access, mode) {
             Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
