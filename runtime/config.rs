@@ -82,6 +82,11 @@ struct Flags {
     #[arg(long, env = "SNOWLUMA_MCP_UPLOAD_ROOT")]
     upload_root: Option<String>,
 
+    /// Private directory on the MCP host for durable background tasks (absolute, write mode
+    /// only); unset disables invoke_action_background and list_tasks
+    #[arg(long, env = "SNOWLUMA_MCP_TASK_DIR")]
+    task_dir: Option<String>,
+
     /// Largest file one download or upload may move, in bytes
     #[arg(long, env = "SNOWLUMA_MCP_MAX_FILE_BYTES", default_value_t = 1 << 30)]
     max_file_bytes: u64,
@@ -134,6 +139,8 @@ pub struct Config {
     pub max_response_bytes: usize,
     pub max_calls: usize,
     pub streams: StreamConfig,
+    /// Where durable background tasks live; `None` disables them. Write mode only.
+    pub task_dir: Option<PathBuf>,
     pub log: String,
 }
 
@@ -211,6 +218,19 @@ impl Config {
             .filter(|d| !d.trim().is_empty())
             .map(|dir| absolute("SNOWLUMA_MCP_UPLOAD_ROOT", &dir))
             .transpose()?;
+        let task_dir = flags
+            .task_dir
+            .filter(|d| !d.trim().is_empty())
+            .map(|dir| absolute("SNOWLUMA_MCP_TASK_DIR", &dir))
+            .transpose()?;
+        if task_dir.is_some() && !mode.writes() {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_TASK_DIR enables background transfers, which need \
+                 SNOWLUMA_MCP_MODE=write; this server would run in {} mode: set the mode to \
+                 write or unset SNOWLUMA_MCP_TASK_DIR",
+                mode.as_str()
+            )));
+        }
         positive("SNOWLUMA_MCP_MAX_FILE_BYTES", flags.max_file_bytes)?;
         positive("SNOWLUMA_MCP_DIR_QUOTA_BYTES", flags.dir_quota_bytes)?;
         if !(100..=3_600_000).contains(&flags.stream_idle_ms) {
@@ -259,6 +279,7 @@ impl Config {
                 idle: Duration::from_millis(flags.stream_idle_ms),
                 max_streams: flags.max_streams,
             },
+            task_dir,
             log: flags.log,
         })
     }

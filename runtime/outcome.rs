@@ -68,9 +68,14 @@ error_kinds! {
     /// `execution.input_file` was refused (outside the root, missing, unreadable, not a file).
     InputFile = "input_file", "execution.input_file cannot be uploaded", "pass a regular, readable file inside SNOWLUMA_MCP_UPLOAD_ROOT";
     Busy = "busy", "the limit of concurrent transfers is reached", "wait for a running transfer to finish, then call again";
+    /// Background tasks: the limit of tasks working at once is reached.
+    TaskLimit = "task_limit", "four background tasks are already working; nothing was started", "wait for a task to finish (poll tasks/get) or cancel one, then start again";
+    UnknownTask = "unknown_task", "no background task with that id in SNOWLUMA_MCP_TASK_DIR", "call list_tasks for the known task ids";
     // Local resources.
     DownloadDir = "download_dir", "the download directory cannot be used or written", "check SNOWLUMA_MCP_DOWNLOAD_DIR and its disk";
     FileTooLarge = "file_too_large", "the file is larger than SNOWLUMA_MCP_MAX_FILE_BYTES", "raise SNOWLUMA_MCP_MAX_FILE_BYTES or move a smaller file";
+    /// The task directory could not be read or written.
+    TaskStore = "task_store", "the task directory cannot be read or written, or a record in it is invalid", "check SNOWLUMA_MCP_TASK_DIR, its permissions and its disk, then call again";
     QuotaExceeded = "quota_exceeded", "the download directory would exceed SNOWLUMA_MCP_DIR_QUOTA_BYTES", "delete files from the download directory or raise the quota";
     // Talking to SnowLuma.
     ConnectionRefused = "connection_refused", "no connection to SnowLuma could be made; nothing was sent", "check that SnowLuma runs with its HTTP server at SNOWLUMA_MCP_ENDPOINT";

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: the Rust tests of both crates (codegen fixtures, catalog, search
 # quality, stdio protocol with rmcp's client and raw JSON lines, the fake SnowLuma), the
-# third-party client tests (python `mcp` 2.3.0 in a repo-local virtualenv) and the preview
+# third-party client tests (python `mcp` 2.3.0 in a repo-local virtualenv, the TypeScript SDK v2
+# tasks client in tests/ts) and the preview
 # panel's browser tests (headless Chromium, node's test runner).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -10,4 +11,5 @@ export INSTA_UPDATE="${INSTA_UPDATE:-no}"
 cargo build --all-targets --examples
 cargo test --workspace
 bash tests/python/run.sh
+bash tests/ts/run.sh
 bash ui/test/run.sh

@@ -125,6 +125,23 @@ impl Executor {
         })
     }
 
+    /// The checks [`Executor::run`] makes before contacting SnowLuma (resolve, gate, params),
+    /// for callers that must refuse bad input before committing to work, such as a background
+    /// task whose record is written before it runs. `run` repeats them; they are cheap.
+    pub fn preflight(&self, entry: Entry, args: &ActionArgs) -> Result<Resolved, ToolReply> {
+        let resolved = catalog::lookup(&args.action).map_err(unknown_action)?;
+        gate::action_gate(entry, self.mode, resolved)?;
+        if self.client.is_none() {
+            return Err(ToolReply::error(
+                ErrorKind::Mode,
+                "execution is not configured",
+                "set SNOWLUMA_MCP_ENDPOINT",
+            ));
+        }
+        check_params(entry, resolved, args)?;
+        Ok(resolved)
+    }
+
     /// Runs one action call through the whole pipeline.
     pub async fn run(
         &self,

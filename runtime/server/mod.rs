@@ -14,16 +14,17 @@ mod render;
 mod resources;
 mod session;
 pub mod stdio;
+mod task_tools;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
+    GetTaskResult, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -33,7 +34,7 @@ pub use session::{Session, Shared};
 
 use crate::catalog::{ACTIONS, CATALOG_VERSION};
 use crate::config::Config;
-use crate::exec::gate;
+use crate::exec::{Capability, ClientCapabilities, gate};
 use crate::trace::{self, TraceContext};
 use registry::{Answer, Call, InputRound};
 use session::{APPS_EXTENSION, is_modern, request_capabilities};
@@ -123,16 +124,59 @@ fn cache_hint_ttl<T: CacheHinted>(
     }
 }
 
+impl SnowlumaServer {
+    /// The client's capabilities for this request, less what this server cannot serve: the
+    /// tasks extension counts only when a task directory is configured.
+    fn capabilities(&self, ctx: &RequestContext<RoleServer>) -> ClientCapabilities {
+        let mut caps = request_capabilities(ctx);
+        caps.tasks &= self.shared.tasks.is_some();
+        caps
+    }
+
+    /// A call to a tool this request is not offered because of a missing capability: a
+    /// 2026-07-28 client that could declare it gets -32021 naming it; anyone else (a legacy
+    /// session, or a server without the feature) gets the unknown-tool error.
+    fn refuse_capability(
+        &self,
+        tool: &str,
+        needed: Capability,
+        ctx: &RequestContext<RoleServer>,
+    ) -> ErrorData {
+        if needed == Capability::Tasks && is_modern(ctx) && self.shared.tasks.is_some() {
+            return task_tools::missing_tasks_capability();
+        }
+        ErrorData::invalid_params(format!("tool not found: {tool}"), None)
+    }
+
+    /// The task manager for a tasks/* request (rmcp already refused clients that did not
+    /// declare the extension, and every request when the server does not advertise it).
+    fn task_manager(
+        &self,
+        method: &str,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<&crate::tasks::TaskManager, ErrorData> {
+        if !is_modern(ctx) {
+            return Err(task_tools::refuse_legacy(method));
+        }
+        self.shared
+            .tasks
+            .as_deref()
+            .ok_or_else(|| task_tools::refuse_legacy(method))
+    }
+}
+
 impl ServerHandler for SnowlumaServer {
     fn get_info(&self) -> ServerConfig {
         let builder = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources();
-        // Event resources can be watched; without events nothing ever changes.
-        let mut capabilities = if self.shared.events.is_some() {
-            builder.enable_resources_subscribe().build()
-        } else {
-            builder.build()
+        // Event resources can be watched only when events are on; server/discover (and rmcp's
+        // gate on tasks/*) advertise tasks only when they work.
+        let mut capabilities = match (self.shared.events.is_some(), self.shared.tasks.is_some()) {
+            (true, true) => builder.enable_resources_subscribe().enable_tasks().build(),
+            (true, false) => builder.enable_resources_subscribe().build(),
+            (false, true) => builder.enable_tasks().build(),
+            (false, false) => builder.build(),
         };
         // MCP Apps: the preview_message panel (offered only to clients that render it).
         capabilities
@@ -158,7 +202,7 @@ impl ServerHandler for SnowlumaServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let mode = self.shared.config.mode;
         let setup = self.shared.setup();
-        let caps = request_capabilities(&ctx);
+        let caps = self.capabilities(&ctx);
         let tools = registry::TOOLS
             .iter()
             .filter(|t| t.available(setup, &caps))
@@ -191,6 +235,12 @@ impl ServerHandler for SnowlumaServer {
                 None,
             ));
         };
+        // Capabilities are gated on every call, whether or not the tool was listed.
+        if let Some(needed) = tool.requirement.capability
+            && !self.capabilities(&ctx).has(needed)
+        {
+            return Err(self.refuse_capability(tool.name, needed, &ctx));
+        }
         let answer = match gate::tool_gate(tool.name, tool.requirement.access, self.shared.setup())
         {
             Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
@@ -216,8 +266,9 @@ impl ServerHandler for SnowlumaServer {
         let reply = match answer {
             Answer::Reply(reply) => reply,
             Answer::Continuation(continuation) => {
-                // Not an outcome yet: the call goes on when the client answers.
-                trace::log_call(tool.name, &trace, "input_required", None, started.elapsed());
+                // Not an outcome yet: the call goes on when the client answers (input round)
+                // or in the background (task).
+                trace::log_call(tool.name, &trace, "continued", None, started.elapsed());
                 return Ok(continuation);
             }
         };
@@ -230,6 +281,35 @@ impl ServerHandler for SnowlumaServer {
         );
         let meta = result_meta(&ctx).unwrap_or_default();
         Ok(render::into_result(reply, &trace, meta).into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let manager = self.task_manager("tasks/get", &ctx)?;
+        let mut result = task_tools::get(manager, &request.task_id)?;
+        result.meta = result_meta(&ctx);
+        Ok(result)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let manager = self.task_manager("tasks/cancel", &ctx)?;
+        task_tools::cancel(manager, &request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let manager = self.task_manager("tasks/update", &ctx)?;
+        task_tools::update(manager, &request.task_id)
     }
 
     async fn list_resources(

@@ -16,6 +16,7 @@ use super::input_tools;
 use super::message_preview;
 use super::render::{output_schema, schema_of};
 use super::session::{Session, Shared};
+use super::task_tools;
 use crate::catalog::Listing;
 use crate::config::Mode;
 use crate::events::SubscribeRequest;
@@ -26,7 +27,8 @@ use crate::trace::TraceContext;
 
 /// Everything a handler gets for one call.
 pub struct Call<'a> {
-    pub shared: &'a Shared,
+    /// An `Arc` so work that outlives the call (a background task) can keep it.
+    pub shared: &'a Arc<Shared>,
     /// This connection's state (its event resources).
     pub session: &'a Session,
     pub args: Option<Map<String, Value>>,
@@ -370,6 +372,42 @@ pub static TOOLS: &[ToolSpec] = &[
                 async move { Answer::Reply(event_tools::unsubscribe(call.session, call.args)) },
             )
         },
+    },
+    ToolSpec {
+        name: "invoke_action_background",
+        title: "Run a stream action as a background task",
+        description: "Start a stream action (download_file_stream and its variants, upload_file_stream with \
+            execution.input_file, other frame streams) as a durable background task and return at once \
+            with a task handle (resultType \"task\"). Takes invoke_action's arguments. Poll tasks/get for \
+            the state and, when completed, the same result invoke_action would have returned (a OneBot \
+            failure included); tasks/cancel asks it to stop. Tasks survive a server restart; one that was \
+            running when the server stopped is reported failed with the remote outcome unknown and is \
+            never replayed. At most four run at once. Write mode, 2026-07-28 clients that declare the \
+            io.modelcontextprotocol/tasks extension only.",
+        requirement: task_tools::REQUIREMENT,
+        gated_per_action: false,
+        input_schema: input_of::<ActionArgs>,
+        result_schema: invoke_result_schema,
+        read_only: false,
+        open_world: always,
+        apps_meta: None,
+        handler: |call| Box::pin(task_tools::invoke_background(call)),
+    },
+    ToolSpec {
+        name: "list_tasks",
+        title: "List background tasks",
+        description: "The background tasks in this server's task directory, newest first, without their \
+            result bodies: taskId, action, status, statusMessage, timestamps and the last progress. \
+            Optional cursor (from nextCursor) and limit (1-100, default 50). Read one task's result with \
+            tasks/get.",
+        requirement: task_tools::REQUIREMENT,
+        gated_per_action: false,
+        input_schema: input_of::<task_tools::ListTasksArgs>,
+        result_schema: schema_of::<task_tools::TaskList>,
+        read_only: true,
+        open_world: never,
+        apps_meta: None,
+        handler: |call| Box::pin(async move { Answer::Reply(task_tools::list_tasks(call)) }),
     },
 ];
 

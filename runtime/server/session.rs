@@ -2,6 +2,7 @@
 //! the handler owns; process-wide things (configuration, catalog, executor, stream limits)
 //! live in [`Shared`] behind an `Arc`, so one process can serve several sessions.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ use crate::input::{Continuations, STATE_LIFETIME, SystemClock};
 /// `elicitation/create` is awaited), in milliseconds. Undocumented for users on purpose; the
 /// real lifetime is ten minutes.
 const INPUT_TTL_ENV: &str = "SNOWLUMA_MCP_INPUT_STATE_TTL_MS";
+use crate::tasks::{ScopeInputs, TaskManager, TaskStore, TaskStoreError};
 
 /// What every session of this process shares.
 pub struct Shared {
@@ -33,9 +35,13 @@ pub struct Shared {
     /// Live events, when `SNOWLUMA_MCP_EVENTS_URL` is set and the mode executes. Creating the
     /// hub never connects; the first subscription does.
     pub events: Option<EventHub>,
+    /// Durable background tasks; present when SNOWLUMA_MCP_TASK_DIR is set (write mode).
+    pub tasks: Option<Arc<TaskManager>>,
 }
 
 impl Shared {
+    /// Fails (a start-up error) when the task directory cannot be used: not private, leased
+    /// by another process, made for another configuration, or holding a corrupt record.
     pub fn new(config: Config) -> Result<Arc<Shared>, String> {
         let executor = Executor::new(&config)?;
         let input_lifetime = input_lifetime()?;
@@ -46,12 +52,17 @@ impl Shared {
             .clone()
             .filter(|_| config.mode.executes())
             .map(|url| EventHub::new(url, config.token.clone()));
+        let tasks = match &config.task_dir {
+            Some(dir) => Some(open_tasks(dir, &config).map_err(|e| e.to_string())?),
+            None => None,
+        };
         Ok(Arc::new(Shared {
             config,
             executor,
             continuations,
             input_lifetime,
             events,
+            tasks,
         }))
     }
 
@@ -75,6 +86,24 @@ fn input_lifetime() -> Result<Duration, String> {
             )),
         },
     }
+}
+
+fn open_tasks(dir: &Path, config: &Config) -> Result<Arc<TaskManager>, TaskStoreError> {
+    let store = TaskStore::open(
+        dir,
+        ScopeInputs {
+            mode: config.mode.as_str(),
+            endpoint: config.endpoint.as_deref().unwrap_or(""),
+            token: config.token.as_deref(),
+        },
+    )?;
+    for id in store.recovered() {
+        tracing::warn!(
+            task = id.as_str(),
+            "task was running when the server stopped; marked failed (remote outcome unknown)"
+        );
+    }
+    TaskManager::new(store)
 }
 
 /// One MCP connection's state.
@@ -123,7 +152,9 @@ pub fn request_capabilities(ctx: &RequestContext<RoleServer>) -> ClientCapabilit
     ClientCapabilities {
         form_elicitation,
         apps_ui,
-        tasks: caps.supports_tasks(),
+        // Background tasks are a 2026-07-28 feature: a legacy session that declared the
+        // extension at initialize is not offered them.
+        tasks: is_modern(ctx) && caps.supports_tasks(),
     }
 }
 

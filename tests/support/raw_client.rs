@@ -199,6 +199,12 @@ impl RawServer {
         }
     }
 
+    /// Kills the process (SIGKILL, no clean shutdown) and waits until it is gone, as a crash
+    /// or a power cut would leave things.
+    pub async fn kill(mut self) {
+        self.child.kill().await.expect("kill snowluma-mcp");
+    }
+
     /// Closes stdin and waits for the process to exit; returns its stderr.
     pub async fn finish(mut self) -> (Option<i32>, String) {
         drop(self.stdin.take());

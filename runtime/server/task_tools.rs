@@ -1,0 +1,350 @@
+//! Durable background transfers over MCP: the `invoke_action_background` and `list_tasks`
+//! tools, the work a task runs (the one execution pipeline, progress fed into the task
+//! record), and the tasks extension's `tasks/get`, `tasks/cancel` and `tasks/update`.
+//!
+//! `tasks/` knows no protocol and no executor; this module composes them: the work closure
+//! calls `Executor::run`, and records are mapped onto the extension's `Task` shape here.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResponse, ClientCapabilities as McpClientCapabilities, CreateTaskResult, DetailedTask,
+    ErrorCode, GetTaskResult, JsonObject, MetaObject, Task, TaskPayload, TaskStatus,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::registry::{Answer, Call};
+use super::render;
+use crate::exec::{Access, ActionArgs, Capability, Entry, Requirement};
+use crate::outcome::{ErrorKind, ToolReply, parse_args};
+use crate::streams::{Progress, ProgressSink};
+use crate::tasks::{
+    CancelAck, TaskError, TaskManager, TaskOutcome, TaskProgress, TaskRecord, TaskState,
+    TaskSummary,
+};
+
+/// Both task tools: write mode, and a 2026-07-28 request declaring the tasks extension.
+pub const REQUIREMENT: Requirement = Requirement {
+    access: Access::Writes,
+    capability: Some(Capability::Tasks),
+};
+
+/// `list_tasks` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTasksArgs {
+    /// `nextCursor` of the previous page; omit for the newest tasks.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Tasks per page, 1-100 (default 50).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+}
+
+/// One page of task metadata (never result bodies).
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskList {
+    /// Newest first.
+    pub tasks: Vec<TaskEntry>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// A task's metadata as `list_tasks` shows it.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskEntry {
+    pub task_id: String,
+    /// The action's catalog name (or the alias it was started with).
+    pub action: String,
+    /// working, completed, failed or cancelled.
+    pub status: String,
+    pub status_message: Option<String>,
+    pub created_at: String,
+    pub last_updated_at: String,
+    /// The last progress the transfer reported (bytes or chunks), if any.
+    pub progress: Option<EntryProgress>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EntryProgress {
+    pub value: f64,
+    pub total: Option<f64>,
+}
+
+fn state_name(state: TaskState) -> &'static str {
+    match state {
+        TaskState::Working => "working",
+        TaskState::Completed => "completed",
+        TaskState::Failed => "failed",
+        TaskState::Cancelled => "cancelled",
+    }
+}
+
+impl From<TaskSummary> for TaskEntry {
+    fn from(summary: TaskSummary) -> Self {
+        TaskEntry {
+            task_id: summary.id,
+            action: summary.action,
+            status: state_name(summary.state).to_string(),
+            status_message: summary.status_message,
+            created_at: summary.created_at,
+            last_updated_at: summary.updated_at,
+            progress: summary.progress.map(|p| EntryProgress {
+                value: p.value,
+                total: p.total,
+            }),
+        }
+    }
+}
+
+/// The registry only lists these tools when a manager exists; a call that still arrives
+/// without one (a stale tool list) gets a tool error, not a panic.
+fn manager_of(call: &Call<'_>) -> Result<Arc<TaskManager>, ToolReply> {
+    call.shared.tasks.clone().ok_or_else(|| {
+        ToolReply::error(
+            ErrorKind::Mode,
+            "background tasks are disabled on this server",
+            "set SNOWLUMA_MCP_TASK_DIR (an absolute, private directory) with SNOWLUMA_MCP_MODE=write",
+        )
+    })
+}
+
+/// `invoke_action_background`: checks everything `invoke_action` would check before
+/// anything is written, refuses non-stream actions, then starts the task.
+pub async fn invoke_background(call: Call<'_>) -> Answer {
+    match start(call) {
+        Ok(created) => Answer::Continuation(CallToolResponse::Task(created)),
+        Err(reply) => Answer::Reply(reply),
+    }
+}
+
+fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
+    let manager = manager_of(&call)?;
+    let args: ActionArgs = parse_args("invoke_action_background", call.args.take())?;
+    let resolved = call.shared.executor.preflight(Entry::Invoke, &args)?;
+    if !resolved.meta.is_stream() {
+        return Err(ToolReply::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "action: invoke_action_background only runs stream actions; `{}` is an ordinary \
+                 action",
+                resolved.meta.name
+            ),
+            "call invoke_action with the same arguments",
+        ));
+    }
+    let shared = Arc::clone(call.shared);
+    let trace = call.trace.clone();
+    let handle = manager
+        .start(resolved.meta.name, move |cancel, progress| async move {
+            let mut progress = Progress::new(Some(Box::new(TaskProgressSink(progress))));
+            let reply = shared
+                .executor
+                .run(Entry::Invoke, args, &trace, &cancel, &mut progress)
+                .await;
+            let honoured_cancel =
+                cancel.is_cancelled() && reply.diagnostics.kind == Some(ErrorKind::Cancelled);
+            let is_error = reply.is_error;
+            // Saved exactly as invoke_action would have answered, so tasks/get can return it.
+            let result = render::into_result(reply, &trace, MetaObject::new());
+            let result = serde_json::to_value(&result).unwrap_or_else(|err| {
+                json!({ "isError": true, "content": [{ "type": "text", "text": err.to_string() }] })
+            });
+            if honoured_cancel {
+                TaskOutcome::cancelled(result)
+            } else {
+                TaskOutcome::finished(result, is_error)
+            }
+        })
+        .map_err(task_error_reply)?;
+    let mut task = Task::new(
+        handle.task_id,
+        status_of(handle.state),
+        handle.created_at,
+        handle.last_updated_at,
+    )
+    .with_poll_interval_ms(handle.poll_interval_ms);
+    task.status_message = handle.status_message;
+    task.ttl_ms = handle.ttl_ms;
+    Ok(CreateTaskResult::new(task))
+}
+
+/// Feeds the stream's (already throttled) progress into the task record.
+struct TaskProgressSink(Box<dyn TaskProgress>);
+
+impl ProgressSink for TaskProgressSink {
+    fn deliver(&self, value: f64, total: Option<f64>) -> BoxFuture<'_, Result<(), String>> {
+        self.0.update(value, total);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// `list_tasks`.
+pub fn list_tasks(mut call: Call<'_>) -> ToolReply {
+    let manager = match manager_of(&call) {
+        Ok(manager) => manager,
+        Err(reply) => return reply,
+    };
+    let args: ListTasksArgs = match parse_args("list_tasks", call.args.take()) {
+        Ok(args) => args,
+        Err(reply) => return reply,
+    };
+    match manager.list(args.cursor.as_deref(), args.limit) {
+        Ok(page) => {
+            let list = TaskList {
+                tasks: page.tasks.into_iter().map(TaskEntry::from).collect(),
+                next_cursor: page.next_cursor,
+            };
+            ToolReply::ok(serde_json::to_value(list).unwrap_or(Value::Null))
+        }
+        Err(err) => task_error_reply(err),
+    }
+}
+
+/// A task failure as a tool error naming its kind and next step.
+fn task_error_reply(err: TaskError) -> ToolReply {
+    let message = err.to_string();
+    match err {
+        TaskError::TooManyRunning => ToolReply::error(
+            ErrorKind::TaskLimit,
+            message,
+            ErrorKind::TaskLimit.usual_next_step(),
+        ),
+        TaskError::UnknownTask { .. } => ToolReply::error(
+            ErrorKind::UnknownTask,
+            message,
+            ErrorKind::UnknownTask.usual_next_step(),
+        ),
+        TaskError::BadCursor => ToolReply::error(
+            ErrorKind::InvalidArguments,
+            format!("cursor: {message}"),
+            "omit cursor, or pass a nextCursor list_tasks returned",
+        ),
+        TaskError::BadLimit { .. } => ToolReply::error(
+            ErrorKind::InvalidArguments,
+            message,
+            "pass a limit from 1 to 100, or omit it for 50",
+        ),
+        TaskError::NoInputRequested { .. } | TaskError::NoRuntime | TaskError::Store(_) => {
+            ToolReply::error(
+                ErrorKind::TaskStore,
+                message,
+                ErrorKind::TaskStore.usual_next_step(),
+            )
+        }
+    }
+}
+
+fn status_of(state: TaskState) -> TaskStatus {
+    match state {
+        TaskState::Working => TaskStatus::Working,
+        TaskState::Completed => TaskStatus::Completed,
+        TaskState::Failed => TaskStatus::Failed,
+        TaskState::Cancelled => TaskStatus::Cancelled,
+    }
+}
+
+/// The JSON-RPC error a tasks/* method answers with; `data.kind` names the error kind.
+fn task_error_data(err: TaskError) -> ErrorData {
+    let message = err.to_string();
+    let data = |kind: ErrorKind| Some(json!({ "kind": kind.as_str() }));
+    match err {
+        // The extension: an unknown taskId is -32602.
+        TaskError::UnknownTask { .. } => {
+            ErrorData::invalid_params(message, data(ErrorKind::UnknownTask))
+        }
+        TaskError::BadCursor | TaskError::BadLimit { .. } | TaskError::NoInputRequested { .. } => {
+            ErrorData::invalid_params(message, data(ErrorKind::InvalidArguments))
+        }
+        TaskError::TooManyRunning => ErrorData::internal_error(message, data(ErrorKind::TaskLimit)),
+        TaskError::NoRuntime | TaskError::Store(_) => {
+            ErrorData::internal_error(message, data(ErrorKind::TaskStore))
+        }
+    }
+}
+
+/// A stored record as the extension's `DetailedTask`: completed tasks carry the saved
+/// `CallToolResult` (a failed OneBot answer is still a completed task), failed ones their
+/// JSON-RPC error.
+fn detailed(record: TaskRecord) -> DetailedTask {
+    let summary = record.summary;
+    let mut task = Task::new(
+        summary.id,
+        status_of(summary.state),
+        summary.created_at,
+        summary.updated_at,
+    )
+    .with_poll_interval_ms(crate::tasks::POLL_INTERVAL_MS);
+    task.status_message = summary.status_message;
+    let object = |value: Option<Value>, fallback: Value| match value {
+        Some(Value::Object(map)) => map,
+        _ => match fallback {
+            Value::Object(map) => map,
+            _ => JsonObject::new(),
+        },
+    };
+    let payload = match summary.state {
+        TaskState::Working => TaskPayload::Working,
+        TaskState::Completed => TaskPayload::Completed {
+            result: object(
+                record.result,
+                json!({ "content": [], "isError": record.result_is_error }),
+            ),
+        },
+        TaskState::Failed => TaskPayload::Failed {
+            error: object(
+                record.error,
+                json!({ "code": crate::tasks::INTERNAL_ERROR_CODE, "message": "the task failed" }),
+            ),
+        },
+        TaskState::Cancelled => TaskPayload::Cancelled,
+    };
+    DetailedTask::new(task, payload)
+}
+
+/// Only 2026-07-28 requests reach tasks; a legacy session (even one that declared the
+/// extension at initialize) gets "method not found", as if tasks were not served.
+pub fn refuse_legacy(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("{method} is served to 2026-07-28 requests only"),
+        None,
+    )
+}
+
+/// The `-32021` a modern request without the tasks extension gets for a task tool.
+pub fn missing_tasks_capability() -> ErrorData {
+    ErrorData::missing_required_client_capability(
+        McpClientCapabilities::builder().enable_tasks().build(),
+    )
+}
+
+pub fn get(manager: &TaskManager, id: &str) -> Result<GetTaskResult, ErrorData> {
+    let record = manager.get(id).map_err(task_error_data)?;
+    Ok(GetTaskResult::new(detailed(record)))
+}
+
+/// Cooperative: the acknowledgement only says the request was taken; the final state may
+/// still be `completed` when the transfer finished first.
+pub fn cancel(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
+    match manager.cancel(id).map_err(task_error_data)? {
+        CancelAck::Requested | CancelAck::AlreadyFinished(_) => Ok(()),
+    }
+}
+
+/// Background transfers never ask for input; a response to a known task answers nothing and
+/// is ignored, as the extension asks of unknown keys. An unknown task is -32602.
+pub fn update(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
+    match manager.update(id) {
+        Err(TaskError::NoInputRequested { .. }) => Ok(()),
+        Err(err) => Err(task_error_data(err)),
+        Ok(()) => Ok(()),
+    }
+}
