@@ -124,9 +124,18 @@ pub enum Fault {
     /// the stream had fewer, so the body never ends cleanly). Ordinary
     /// actions: abort after half of the body.
     DisconnectMidStream { after_frames: usize },
-    /// Streams: a frame of 17 MiB with no `\r\n\r\n`. Ordinary actions: a
-    /// valid 17 MiB JSON envelope.
+    /// Streams: a frame of 25 MiB with no `\r\n\r\n` (past the client's 24 MiB
+    /// frame cap). Ordinary actions: a valid 17 MiB JSON envelope.
     OversizedFrame,
+    /// Downloads: the second file chunk is sent twice (same `index`).
+    DuplicateChunk,
+    /// Downloads: the second file chunk is never sent; later indexes skip it.
+    MissingChunk,
+    /// Downloads: the last chunk is dropped and the ok terminal frame carries
+    /// no `total_bytes`, so only file_info's `file_size` tells the file is short.
+    ShortFile,
+    /// Streams: every frame but the terminal one, then a clean end of body.
+    NoTerminal,
     /// Streams: the terminal frame becomes an error frame, retcode 100.
     /// Ordinary actions: `{status:"failed",retcode:100}`.
     ErrorFrame,
