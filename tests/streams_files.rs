@@ -12,7 +12,7 @@ mod stream_helpers;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::time::Duration;
 
-use fake_snowluma::{FakeSnowLuma, Fault};
+use fake_snowluma::FakeSnowLuma;
 use raw_client::{RawServer, modern_meta, structured, wait_until};
 use serde_json::{Value, json};
 use stream_helpers::{Dirs, invoke, pseudo_random, spawn};
@@ -188,30 +188,4 @@ async fn sigterm_cancels_transfers_cleans_up_and_exits() {
         "partial file removed: {:?}",
         dirs.downloaded()
     );
-
-    // An upload stuck on SnowLuma is reset before the process exits.
-    std::fs::write(dirs.uploads.join("u.bin"), pseudo_random(1000, 8)).unwrap();
-    let mut server = spawn(&fake, &dirs, &[]);
-    fake.set_fault(Some("upload_file_stream"), Fault::StallBody);
-    server
-        .send(&call(
-            1,
-            json!({ "action": "upload_file_stream", "execution": { "input_file": "u.bin" } }),
-        ))
-        .await;
-    wait_until(Duration::from_secs(10), || {
-        !fake.requests_for("upload_file_stream").is_empty()
-    })
-    .await;
-    std::process::Command::new("kill")
-        .args(["-INT", &server.pid().to_string()])
-        .status()
-        .unwrap();
-    let (_, stderr) = server.exited().await;
-    assert!(stderr.contains("SIGINT"), "{stderr}");
-    let reset_sent = fake
-        .requests_for("upload_file_stream")
-        .iter()
-        .any(|r| r.json().is_some_and(|b| b["reset"] == true));
-    assert!(reset_sent, "the upload sent its reset");
 }

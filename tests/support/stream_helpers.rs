@@ -38,6 +38,8 @@ impl Dirs {
             .unwrap()
             .flatten()
             .map(|e| e.path())
+            // The server's quota lock file is not a download.
+            .filter(|p| !p.ends_with(".snowluma-mcp.lock"))
             .collect();
         files.sort();
         files
