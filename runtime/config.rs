@@ -73,7 +73,8 @@ struct Flags {
     timeout_ms: u64,
 
     /// Directory on the MCP host where stream downloads are saved (absolute)
-    /// [default: <temp dir>/snowluma-mcp-downloads]
+    /// [default: $XDG_CACHE_HOME/snowluma-mcp/downloads, else ~/.cache/snowluma-mcp/downloads;
+    /// must be a directory private to this user]
     #[arg(long, env = "SNOWLUMA_MCP_DOWNLOAD_DIR")]
     download_dir: Option<String>,
 
@@ -125,6 +126,29 @@ pub struct StreamConfig {
     pub dir_quota_bytes: u64,
     pub idle: Duration,
     pub max_streams: usize,
+    /// Fired by main on SIGTERM/SIGINT; stream calls stop and clean up.
+    pub shutdown: Shutdown,
+}
+
+/// Process shutdown shared by main, which fires it on SIGTERM/SIGINT and then waits (bounded)
+/// until every running stream call has cleaned up, and the stream calls, which hold a guard
+/// while they run and stop when the token fires.
+#[derive(Debug, Clone, Default)]
+pub struct Shutdown {
+    pub token: tokio_util::sync::CancellationToken,
+    running: std::sync::Arc<tokio::sync::RwLock<()>>,
+}
+
+impl Shutdown {
+    /// Held by a running call; [`Shutdown::drained`] waits for every guard to go.
+    pub async fn enter(&self) -> tokio::sync::OwnedRwLockReadGuard<()> {
+        self.running.clone().read_owned().await
+    }
+
+    /// Resolves once no call holds a guard.
+    pub async fn drained(&self) {
+        drop(self.running.write().await);
+    }
 }
 
 /// The validated configuration.
@@ -211,7 +235,7 @@ impl Config {
         }
         let download_dir = match flags.download_dir.filter(|d| !d.trim().is_empty()) {
             Some(dir) => absolute("SNOWLUMA_MCP_DOWNLOAD_DIR", &dir)?,
-            None => std::env::temp_dir().join("snowluma-mcp-downloads"),
+            None => default_download_dir(),
         };
         let upload_root = flags
             .upload_root
@@ -278,10 +302,35 @@ impl Config {
                 dir_quota_bytes: flags.dir_quota_bytes,
                 idle: Duration::from_millis(flags.stream_idle_ms),
                 max_streams: flags.max_streams,
+                shutdown: Shutdown::default(),
             },
             task_dir,
             log: flags.log,
         })
+    }
+}
+
+/// A per-user default, so no other local user can pre-create it: the XDG cache directory
+/// (`$XDG_CACHE_HOME`, else `~/.cache`; `%LOCALAPPDATA%` on Windows), else a temp directory
+/// named after the user id. Start-up still checks whatever is there is private.
+fn default_download_dir() -> PathBuf {
+    let absolute_var = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let cache = absolute_var("XDG_CACHE_HOME")
+        .or_else(|| absolute_var("HOME").map(|home| home.join(".cache")))
+        .or_else(|| absolute_var("LOCALAPPDATA"));
+    match cache {
+        Some(cache) => cache.join("snowluma-mcp").join("downloads"),
+        None => {
+            #[cfg(unix)]
+            let user = rustix::process::geteuid().as_raw().to_string();
+            #[cfg(not(unix))]
+            let user = "user".to_string();
+            std::env::temp_dir().join(format!("snowluma-mcp-downloads-{user}"))
+        }
     }
 }
 

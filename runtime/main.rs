@@ -1,11 +1,13 @@
 //! `snowluma-mcp`: reads configuration, logs to stderr, serves MCP on stdin/stdout.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use snowluma_mcp::catalog::{ACTIONS, CATALOG_VERSION};
-use snowluma_mcp::config::Config;
+use snowluma_mcp::config::{Config, Shutdown};
 use snowluma_mcp::server::{SnowlumaServer, stdio::StdioTransport};
+use snowluma_mcp::streams::prepare_download_dir;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::filter_fn;
 use tracing_subscriber::layer::{Layer, SubscriberExt};
@@ -79,6 +81,8 @@ fn main() -> ExitCode {
         }
     };
     let status = runtime.block_on(serve(config));
+    // Do not wait for a blocking stdin read that will never finish.
+    runtime.shutdown_timeout(Duration::from_millis(200));
     let lost = dropped.dropped_lines();
     if lost > 0 {
         eprintln!(
@@ -87,6 +91,10 @@ fn main() -> ExitCode {
     }
     status
 }
+
+/// How long, after SIGTERM/SIGINT, running calls get to clean up (an upload's reset waits at
+/// most 5 s) before the process exits anyway.
+const DRAIN: Duration = Duration::from_secs(8);
 
 async fn serve(config: Config) -> ExitCode {
     let aliases: usize = ACTIONS.iter().map(|a| a.aliases.len()).sum();
@@ -99,6 +107,23 @@ async fn serve(config: Config) -> ExitCode {
     );
     // FIFOs (how MCP clients launch servers) are driven by the IO reactor; anything else falls
     // back to tokio's blocking stdio handles.
+    // Refuse a download directory another user could own or read; clear crash leftovers.
+    let dir = config.streams.download_dir.clone();
+    match tokio::task::spawn_blocking(move || prepare_download_dir(&dir)).await {
+        Ok(Ok(0)) => {}
+        Ok(Ok(removed)) => tracing::info!(removed, "removed .part files left by an earlier run"),
+        Ok(Err(problem)) => {
+            eprintln!(
+                "snowluma-mcp: configuration error: the download directory cannot be used: {problem}"
+            );
+            return ExitCode::from(2);
+        }
+        Err(error) => {
+            eprintln!("snowluma-mcp: cannot check the download directory: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let shutdown = config.streams.shutdown.clone();
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let transport = StdioTransport::new(stdin, stdout);
     let server = match SnowlumaServer::new(config) {
@@ -108,20 +133,70 @@ async fn serve(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match server.serve(transport).await {
-        Ok(running) => match running.waiting().await {
-            Ok(reason) => {
-                tracing::info!(?reason, "stopped");
-                ExitCode::SUCCESS
+    let running = tokio::select! {
+        served = server.serve(transport) => served,
+        signal = termination() => return drain(&shutdown, signal).await,
+    };
+    match running {
+        Ok(running) => {
+            let waiting = running.waiting();
+            tokio::select! {
+                stopped = waiting => match stopped {
+                    Ok(reason) => {
+                        tracing::info!(?reason, "stopped");
+                        ExitCode::SUCCESS
+                    }
+                    Err(error) => {
+                        tracing::error!(%error, "server task failed");
+                        ExitCode::FAILURE
+                    }
+                },
+                signal = termination() => drain(&shutdown, signal).await,
             }
-            Err(error) => {
-                tracing::error!(%error, "server task failed");
-                ExitCode::FAILURE
-            }
-        },
+        }
         Err(error) => {
             tracing::error!(%error, "the MCP session ended before it started");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Cancels running calls and waits (at most [`DRAIN`]) until they cleaned up: uploads sent
+/// their reset, downloads removed their partial file. The calls run as their own tasks, so
+/// they keep going while this waits.
+async fn drain(shutdown: &Shutdown, signal: &'static str) -> ExitCode {
+    tracing::info!("{signal}: cancelling running calls and exiting");
+    shutdown.token.cancel();
+    if tokio::time::timeout(DRAIN, shutdown.drained())
+        .await
+        .is_err()
+    {
+        tracing::warn!("running calls did not finish cleaning up in time");
+    }
+    ExitCode::SUCCESS
+}
+
+/// The first SIGTERM or SIGINT (Ctrl-C elsewhere).
+#[cfg(unix)]
+async fn termination() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::warn!("cannot listen for SIGTERM/SIGINT");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}
+
+#[cfg(not(unix))]
+async fn termination() -> &'static str {
+    match tokio::signal::ctrl_c().await {
+        Ok(()) => "Ctrl-C",
+        Err(_) => std::future::pending().await,
     }
 }

@@ -8,102 +8,16 @@ mod fake_snowluma;
 #[path = "support/raw_client.rs"]
 mod raw_client;
 
+#[path = "support/stream_helpers.rs"]
+mod stream_helpers;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fake_snowluma::{FakeSnowLuma, Fault};
 use raw_client::{RawServer, modern_meta, structured, wait_until};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
-
-struct Dirs {
-    root: PathBuf,
-    downloads: PathBuf,
-    uploads: PathBuf,
-}
-
-impl Dirs {
-    fn new(name: &str) -> Dirs {
-        let root =
-            std::env::temp_dir().join(format!("snowluma-mcp-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let (downloads, uploads) = (root.join("downloads"), root.join("uploads"));
-        std::fs::create_dir_all(&downloads).unwrap();
-        std::fs::create_dir_all(&uploads).unwrap();
-        Dirs {
-            root,
-            downloads,
-            uploads,
-        }
-    }
-
-    fn downloaded(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.downloads)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        files.sort();
-        files
-    }
-}
-
-impl Drop for Dirs {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-fn spawn(fake: &FakeSnowLuma, dirs: &Dirs, extra: &[(&str, &str)]) -> RawServer {
-    let downloads = dirs.downloads.to_string_lossy().to_string();
-    let uploads = dirs.uploads.to_string_lossy().to_string();
-    let mut env = vec![
-        ("SNOWLUMA_MCP_MODE", "write"),
-        ("SNOWLUMA_MCP_ENDPOINT", fake.url.as_str()),
-        ("SNOWLUMA_MCP_DOWNLOAD_DIR", downloads.as_str()),
-        ("SNOWLUMA_MCP_UPLOAD_ROOT", uploads.as_str()),
-    ];
-    env.extend_from_slice(extra);
-    RawServer::spawn(&env)
-}
-
-async fn invoke(
-    server: &mut RawServer,
-    id: i64,
-    args: Value,
-    meta: Option<Value>,
-) -> (Value, Value) {
-    let mut meta_value = modern_meta(json!({}));
-    if let Some(Value::Object(extra)) = meta {
-        meta_value.as_object_mut().unwrap().extend(extra);
-    }
-    let response = server
-        .request(
-            id,
-            "tools/call",
-            json!({ "name": "invoke_action", "arguments": args, "_meta": meta_value }),
-        )
-        .await;
-    let body = structured(&response);
-    (response, body)
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn pseudo_random(len: usize, seed: u8) -> Vec<u8> {
-    (0..len)
-        .map(|i| {
-            (i as u32)
-                .wrapping_mul(2654435761)
-                .rotate_left(seed as u32 % 31) as u8
-        })
-        .collect()
-}
+use stream_helpers::{Dirs, invoke, pseudo_random, sha256, spawn};
 
 #[tokio::test]
 async fn a_download_is_saved_under_a_safe_name_with_its_checksum() {
@@ -354,20 +268,37 @@ async fn upload_paths_must_stay_inside_the_upload_root() {
     std::fs::create_dir(dirs.uploads.join("folder")).unwrap();
     let mut server = spawn(&fake, &dirs, &[]);
     let uploads = dirs.uploads.to_string_lossy().to_string();
+    std::fs::create_dir(dirs.root.join("secret-dir")).unwrap();
+    std::fs::write(dirs.root.join("secret-dir/secret.txt"), b"secret").unwrap();
+    std::os::unix::fs::symlink(dirs.root.join("secret-dir"), dirs.uploads.join("sub")).unwrap();
+    std::fs::write(dirs.uploads.join("inside.txt"), b"inside").unwrap();
+    std::os::unix::fs::symlink(
+        dirs.uploads.join("inside.txt"),
+        dirs.uploads.join("inner-link.txt"),
+    )
+    .unwrap();
+    let fifo = dirs.uploads.join("pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // Outside (lexically or through a symlink), missing, a directory, a FIFO, a symlink that
+    // stays inside: all get the same refusal, so the answer is no existence oracle.
     let cases = [
-        (format!("{uploads}/../outside.txt"), "`..`"),
-        (
-            format!("{uploads}/link.txt"),
-            "outside SNOWLUMA_MCP_UPLOAD_ROOT",
-        ),
-        (
-            dirs.root.join("outside.txt").to_string_lossy().to_string(),
-            "outside SNOWLUMA_MCP_UPLOAD_ROOT",
-        ),
-        (format!("{uploads}/folder"), "not a regular file"),
-        (format!("{uploads}/missing.txt"), "cannot be resolved"),
+        format!("{uploads}/../outside.txt"),
+        format!("{uploads}/link.txt"),
+        "sub/secret.txt".to_string(),
+        "inner-link.txt".to_string(),
+        dirs.root.join("outside.txt").to_string_lossy().to_string(),
+        format!("{uploads}/folder"),
+        format!("{uploads}/missing.txt"),
+        "pipe".to_string(),
     ];
-    for (i, (path, needle)) in cases.iter().enumerate() {
+    let mut messages = Vec::new();
+    for (i, path) in cases.iter().enumerate() {
         let (response, body) = invoke(
             &mut server,
             i as i64 + 1,
@@ -376,14 +307,20 @@ async fn upload_paths_must_stay_inside_the_upload_root() {
         )
         .await;
         assert_eq!(response["result"]["isError"], true, "{path}");
+        assert_eq!(body["diagnostics"]["kind"], "input_file", "{path}: {body}");
+        let message = body["diagnostics"]["message"].as_str().unwrap().to_string();
         assert!(
-            body["diagnostics"]["message"]
-                .as_str()
-                .unwrap()
-                .contains(needle),
+            message.contains("not a readable regular file inside SNOWLUMA_MCP_UPLOAD_ROOT"),
             "{path}: {body}"
         );
+        messages.push(message);
     }
+    messages.dedup();
+    assert_eq!(
+        messages.len(),
+        1,
+        "one refusal text for every case: {messages:?}"
+    );
     let (_, body) = invoke(
         &mut server,
         9,

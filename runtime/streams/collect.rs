@@ -1,6 +1,10 @@
 //! Generic frame streams (test_download_stream, hand-written upload chunk calls, any other
 //! stream action): the frames' `data` in order, bounded in count and bytes, with the bound
 //! stated when reached. A terminal error frame ends the stream as a remote failure.
+//!
+//! Only SnowLuma's terminal frame completes a stream. The one exception is a hand-written
+//! `upload_file_stream` chunk call, which the protocol answers with a single intermediate
+//! frame (`chunk_received`) and then ends the body: there a clean end after a frame is success.
 
 use serde_json::{Map, Value, json};
 
@@ -15,6 +19,7 @@ pub async fn run(
     link: &StreamLink<'_>,
     action: &str,
     params: &Map<String, Value>,
+    upload_chunk_call: bool,
     progress: &mut Progress,
 ) -> StreamOutcome {
     let mut frames = super::open(link, action, params).await?;
@@ -24,10 +29,9 @@ pub async fn run(
     let terminal = loop {
         let frame = match frames.next().await? {
             Some(frame) => frame,
-            // A clean end of the body ends the stream; its last frame is the answer.
             None => match last.take() {
-                Some(frame) => break frame,
-                None => return Err(StreamError::Incomplete.into()),
+                Some(frame) if upload_chunk_call => break frame,
+                _ => return Err(StreamError::Incomplete.into()),
             },
         };
         count += 1;

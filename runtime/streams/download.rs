@@ -1,24 +1,30 @@
-//! Downloads: frames are decoded as they arrive and written straight to a new file in the
-//! download directory, under a name this server chooses. Size limits and the directory quota
-//! are enforced while writing; any failure, limit or cancellation removes the partial file.
+//! Downloads: frames are decoded as they arrive and written to `<name>.part` in the download
+//! directory, under a name this server chooses; on SnowLuma's terminal frame the file is
+//! fsynced and renamed to its final name, so a result only ever names a completed file.
+//!
+//! The stream must be exact: chunk indexes continuous from 0, the terminal `file_complete`
+//! frame required, and the bytes written equal to the size SnowLuma announced (file_info's
+//! `file_size` or the terminal `total_bytes`, whichever are given). Size limits and the
+//! directory quota ([`super::dir::DirQuota`]) are enforced before each chunk is written; any
+//! failure, limit or cancellation removes the partial file.
+//!
+//! Decoding, hashing, writing, fsync and rename run on tokio's blocking pool, never on the
+//! single runtime thread, so a slow disk cannot stall other calls, cancellation or progress.
 
-use std::io::Write;
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::dir::{self, DirQuota, PART_SUFFIX, QuotaRefusal};
 use super::{Progress, StreamFailure, StreamOutcome, StreamResult, Streams};
 use crate::ids::{hex, random_hex};
 use crate::onebot::StreamLink;
 use crate::onebot::frames::{self, FrameKind};
 use crate::outcome::ErrorKind;
-
-/// Writes go through a buffer this large, so the disk sees few, large writes.
-const WRITE_BUFFER: usize = 1 << 20;
 
 pub async fn run(
     link: &StreamLink<'_>,
@@ -28,32 +34,44 @@ pub async fn run(
     progress: &mut Progress,
 ) -> StreamOutcome {
     let config = &streams.config;
-    if let Err(error) = create_private_dir(&config.download_dir) {
-        return Err(StreamFailure::refused(
-            ErrorKind::DownloadDir,
-            format!("cannot use the download directory: {error}"),
-            "check SNOWLUMA_MCP_DOWNLOAD_DIR exists or can be created, and is writable",
-        ));
-    }
-    let used = dir_usage(&config.download_dir);
     let requested = params
         .get("file")
         .or_else(|| params.get("file_id"))
         .and_then(Value::as_str)
-        .unwrap_or("download");
-    let mut file = match PartialFile::create(&config.download_dir, requested) {
-        Ok(file) => file,
-        Err(error) => {
-            return Err(StreamFailure::refused(
+        .unwrap_or("download")
+        .to_string();
+    let download_dir = config.download_dir.clone();
+    let created = blocking(move || {
+        dir::ensure_private_dir(&download_dir).map_err(|problem| {
+            StreamFailure::refused(
+                ErrorKind::DownloadDir,
+                format!("cannot use the download directory: {problem}"),
+                "fix SNOWLUMA_MCP_DOWNLOAD_DIR as the message says, then call again",
+            )
+        })?;
+        PartialFile::create(&download_dir, &requested).map_err(|error| {
+            StreamFailure::refused(
                 ErrorKind::DownloadDir,
                 format!("cannot create a file in the download directory: {error}"),
                 "check SNOWLUMA_MCP_DOWNLOAD_DIR is writable",
-            ));
-        }
+            )
+        })
+    })
+    .await;
+    let file = match created {
+        Ok(file) => file,
+        Err(failure) => return Err(failure),
     };
     let mut state = Download {
-        file: &mut file,
-        hasher: Sha256::new(),
+        writer: Some(Writer {
+            file,
+            hasher: Sha256::new(),
+            quota: DirQuota::new(config.download_dir.clone(), config.dir_quota_bytes),
+            quota_bytes: config.dir_quota_bytes,
+            max_file: config.max_file_bytes,
+            delay: streams.write_delay,
+            written: 0,
+        }),
         written: 0,
         frames: 0,
         chunks: 0,
@@ -62,59 +80,155 @@ pub async fn run(
         terminal: None,
         failure: None,
         max_file: config.max_file_bytes,
-        quota_left: config.dir_quota_bytes.saturating_sub(used),
-        in_flight: streams.in_flight.clone(),
-        decoded: Vec::new(),
     };
     let outcome = transfer(link, action, params, &mut state, progress).await;
-    streams
-        .in_flight
-        .fetch_sub(state.written, Ordering::Relaxed);
-    let summary = state.summary();
+    let writer = state.writer.take();
     if let Err(failure) = outcome {
+        discard(writer).await;
         return Err(failure.with_detail("removed_partial_file", json!(true)));
     }
     if let Some(frame) = state.failure.take() {
+        discard(writer).await;
         return Ok(
             StreamResult::remote_failure(frame).with_detail("removed_partial_file", json!(true))
         );
     }
-    let path = match file.commit() {
-        Ok(path) => path,
-        Err(error) => {
-            return Err(StreamFailure::refused(
+    let Some(writer) = writer else {
+        return Err(lost_writer());
+    };
+    let sha256 = hex(&writer.hasher.clone().finalize());
+    let committed = blocking(move || {
+        writer.file.commit().map_err(|error| {
+            StreamFailure::refused(
                 ErrorKind::DownloadDir,
                 format!("cannot finish the file: {error}"),
                 "check the disk of SNOWLUMA_MCP_DOWNLOAD_DIR",
-            ));
-        }
+            )
+        })
+    })
+    .await;
+    let path = match committed {
+        Ok(path) => path,
+        Err(failure) => return Err(failure.with_detail("removed_partial_file", json!(true))),
     };
-    let mut result = summary;
+    let mut result = state.summary(sha256);
     result["path"] = json!(path);
     Ok(StreamResult::completed(result))
 }
 
-struct Download<'f> {
-    file: &'f mut PartialFile,
+/// Runs blocking file work on tokio's blocking pool.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, StreamFailure> + Send + 'static,
+) -> Result<T, StreamFailure> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|error| {
+            Err(StreamFailure::refused(
+                ErrorKind::DownloadDir,
+                format!("a file operation failed: {error}"),
+                "check the disk of SNOWLUMA_MCP_DOWNLOAD_DIR",
+            ))
+        })
+}
+
+/// Removes the partial file off the runtime thread.
+async fn discard(writer: Option<Writer>) {
+    if let Some(writer) = writer {
+        let _ = tokio::task::spawn_blocking(move || drop(writer)).await;
+    }
+}
+
+fn lost_writer() -> StreamFailure {
+    StreamFailure::refused(
+        ErrorKind::DownloadDir,
+        "the download's file was lost after a failed write",
+        "call again",
+    )
+}
+
+/// The partial file and what is computed while writing it; moved to the blocking pool for
+/// each chunk and back.
+struct Writer {
+    file: PartialFile,
     hasher: Sha256,
+    quota: DirQuota,
+    quota_bytes: u64,
+    max_file: u64,
+    /// Test-only slow-disk seam (SNOWLUMA_MCP_TEST_WRITE_DELAY_MS).
+    delay: Option<Duration>,
+    written: u64,
+}
+
+impl Writer {
+    /// Decodes one chunk, then reserves and writes it within the quota. Blocking.
+    fn write_chunk(&mut self, encoded: &str) -> Result<u64, StreamFailure> {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map_err(|e| {
+                StreamFailure::refused(
+                    ErrorKind::BadFrame,
+                    format!("a file chunk is not valid base64 ({e})"),
+                    "check SnowLuma's logs",
+                )
+            })?;
+        let next = self.written + decoded.len() as u64;
+        if next > self.max_file {
+            return Err(too_large(self.max_file));
+        }
+        if let Some(delay) = self.delay {
+            std::thread::sleep(delay);
+        }
+        let file = self.file.file.as_mut().ok_or_else(lost_writer)?;
+        self.quota
+            .write_within(file, &decoded)
+            .map_err(|refusal| match refusal {
+                QuotaRefusal::Exceeded { used } => StreamFailure::refused(
+                    ErrorKind::QuotaExceeded,
+                    format!(
+                        "the download directory would exceed SNOWLUMA_MCP_DIR_QUOTA_BYTES ({} bytes; it holds {used} bytes, this chunk has {})",
+                        self.quota_bytes,
+                        decoded.len()
+                    ),
+                    "delete files from SNOWLUMA_MCP_DOWNLOAD_DIR or raise the quota; the partial file was removed",
+                ),
+                QuotaRefusal::Io(error) => StreamFailure::refused(
+                    ErrorKind::DownloadDir,
+                    format!("cannot write the file: {error}"),
+                    "check the disk of SNOWLUMA_MCP_DOWNLOAD_DIR",
+                ),
+            })?;
+        self.hasher.update(&decoded);
+        self.written = next;
+        Ok(next)
+    }
+}
+
+fn too_large(max_file: u64) -> StreamFailure {
+    StreamFailure::refused(
+        ErrorKind::FileTooLarge,
+        format!("the file is larger than SNOWLUMA_MCP_MAX_FILE_BYTES ({max_file} bytes)"),
+        "raise SNOWLUMA_MCP_MAX_FILE_BYTES to download it; the partial file was removed",
+    )
+}
+
+struct Download {
+    writer: Option<Writer>,
     written: u64,
     frames: u64,
     chunks: u64,
     original_name: Option<String>,
+    /// The size SnowLuma announced in file_info, when it did.
     expected: Option<u64>,
     terminal: Option<Value>,
     failure: Option<Value>,
     max_file: u64,
-    quota_left: u64,
-    in_flight: Arc<AtomicU64>,
-    decoded: Vec<u8>,
 }
 
-impl Download<'_> {
-    fn summary(&self) -> Value {
+impl Download {
+    fn summary(&self, sha256: String) -> Value {
         json!({
             "size": self.written,
-            "sha256": hex(&self.hasher.clone().finalize()),
+            "sha256": sha256,
             "original_name": self.original_name,
             "frames": self.frames,
             "chunks": self.chunks,
@@ -123,7 +237,7 @@ impl Download<'_> {
     }
 
     /// Handles one frame; `Ok(false)` ends the stream.
-    fn accept(&mut self, frame: Value) -> Result<bool, StreamFailure> {
+    async fn accept(&mut self, mut frame: Value) -> Result<bool, StreamFailure> {
         self.frames += 1;
         match frames::kind(&frame) {
             FrameKind::Failed => {
@@ -132,62 +246,60 @@ impl Download<'_> {
             }
             FrameKind::Complete => {
                 let reported = frame.pointer("/data/total_bytes").and_then(Value::as_u64);
-                if reported.is_some_and(|total| total != self.written) {
-                    return Err(StreamFailure::refused(
-                        ErrorKind::SizeMismatch,
-                        format!(
-                            "SnowLuma reported {} bytes but {} arrived",
-                            reported.unwrap_or(0),
-                            self.written
-                        ),
-                        "download again; the partial file was removed",
-                    ));
+                for (source, size) in [("file_info", self.expected), ("file_complete", reported)] {
+                    if let Some(size) = size.filter(|size| *size != self.written) {
+                        return Err(StreamFailure::refused(
+                            ErrorKind::SizeMismatch,
+                            format!(
+                                "SnowLuma announced {size} bytes ({source}) but {} arrived",
+                                self.written
+                            ),
+                            "download again; the partial file was removed",
+                        ));
+                    }
                 }
                 self.terminal = Some(frame);
                 Ok(false)
             }
             FrameKind::Intermediate => {
-                let data = &frame["data"];
+                let data = &mut frame["data"];
                 match data.get("data_type").and_then(Value::as_str) {
                     Some("file_info") => {
                         self.original_name = data
                             .get("file_name")
                             .and_then(Value::as_str)
                             .map(str::to_string);
-                        let size = data
-                            .get("file_size")
-                            .and_then(Value::as_u64)
-                            .filter(|s| *s > 0);
-                        if let Some(size) = size {
-                            self.check_limits(size)?;
+                        let size = data.get("file_size").and_then(Value::as_u64);
+                        if size.is_some_and(|size| size > self.max_file) {
+                            return Err(too_large(self.max_file));
                         }
                         self.expected = size;
                     }
                     Some("file_chunk") => {
-                        let encoded = data.get("data").and_then(Value::as_str).unwrap_or_default();
-                        self.decoded.clear();
-                        base64::engine::general_purpose::STANDARD
-                            .decode_vec(encoded, &mut self.decoded)
-                            .map_err(|e| {
-                                StreamFailure::refused(
-                                    ErrorKind::BadFrame,
-                                    format!("a file chunk is not valid base64 ({e})"),
-                                    "check SnowLuma's logs",
-                                )
-                            })?;
-                        let next = self.written + self.decoded.len() as u64;
-                        self.check_limits(next)?;
-                        self.file.write(&self.decoded).map_err(|e| {
-                            StreamFailure::refused(
-                                ErrorKind::DownloadDir,
-                                format!("cannot write the file: {e}"),
-                                "check the disk of SNOWLUMA_MCP_DOWNLOAD_DIR",
-                            )
-                        })?;
-                        self.hasher.update(&self.decoded);
-                        self.in_flight
-                            .fetch_add(self.decoded.len() as u64, Ordering::Relaxed);
-                        self.written = next;
+                        let index = data.get("index").and_then(Value::as_u64);
+                        if let Some(index) = index.filter(|index| *index != self.chunks) {
+                            return Err(StreamFailure::refused(
+                                ErrorKind::BadFrame,
+                                format!(
+                                    "file chunk {index} arrived where chunk {} was due (a duplicate, missing or out-of-order chunk)",
+                                    self.chunks
+                                ),
+                                "download again; the partial file was removed",
+                            ));
+                        }
+                        let encoded = match data.get_mut("data").map(Value::take) {
+                            Some(Value::String(encoded)) => encoded,
+                            _ => String::new(),
+                        };
+                        let mut writer = self.writer.take().ok_or_else(lost_writer)?;
+                        let (writer, written) = tokio::task::spawn_blocking(move || {
+                            let written = writer.write_chunk(&encoded);
+                            (writer, written)
+                        })
+                        .await
+                        .map_err(|_| lost_writer())?;
+                        self.writer = Some(writer);
+                        self.written = written?;
                         self.chunks += 1;
                     }
                     _ => {}
@@ -196,88 +308,65 @@ impl Download<'_> {
             }
         }
     }
-
-    /// Stops before a file would pass either limit.
-    fn check_limits(&self, size: u64) -> Result<(), StreamFailure> {
-        if size > self.max_file {
-            return Err(StreamFailure::refused(
-                ErrorKind::FileTooLarge,
-                format!(
-                    "the file is larger than SNOWLUMA_MCP_MAX_FILE_BYTES ({} bytes)",
-                    self.max_file
-                ),
-                "raise SNOWLUMA_MCP_MAX_FILE_BYTES to download it; the partial file was removed",
-            ));
-        }
-        // Bytes other downloads have in flight count against the same quota.
-        let others = self
-            .in_flight
-            .load(Ordering::Relaxed)
-            .saturating_sub(self.written);
-        if size > self.quota_left.saturating_sub(others) {
-            return Err(StreamFailure::refused(
-                ErrorKind::QuotaExceeded,
-                format!(
-                    "the download directory would exceed SNOWLUMA_MCP_DIR_QUOTA_BYTES ({} bytes)",
-                    self.quota_left
-                ),
-                "delete files from SNOWLUMA_MCP_DOWNLOAD_DIR or raise the quota; the partial file was removed",
-            ));
-        }
-        Ok(())
-    }
 }
 
 async fn transfer(
     link: &StreamLink<'_>,
     action: &str,
     params: &Map<String, Value>,
-    state: &mut Download<'_>,
+    state: &mut Download,
     progress: &mut Progress,
 ) -> Result<(), StreamFailure> {
     let mut frames = super::open(link, action, params).await?;
     loop {
+        // Only SnowLuma's terminal frame ends a download; a clean end of body before it is
+        // `Incomplete`.
         let frame = super::next_frame(&mut frames).await?;
-        let more = state.accept(frame)?;
+        let more = state.accept(frame).await?;
         progress
-            .update(state.written as f64, state.expected.map(|e| e as f64))
+            .update(
+                state.written as f64,
+                state.expected.filter(|e| *e > 0).map(|e| e as f64),
+            )
             .await;
         if !more {
-            break;
+            return Ok(());
         }
     }
-    state.file.flush().map_err(|e| {
-        StreamFailure::refused(
-            ErrorKind::DownloadDir,
-            format!("cannot write the file: {e}"),
-            "check the disk",
-        )
-    })
 }
 
-/// A file this server created; removed on drop unless committed.
+/// A `.part` file this server created; removed on drop unless committed.
 struct PartialFile {
-    path: PathBuf,
-    writer: Option<std::io::BufWriter<std::fs::File>>,
+    dir: PathBuf,
+    /// The final name's stem and extension.
+    stem: String,
+    extension: String,
+    part: PathBuf,
+    file: Option<File>,
 }
 
 impl PartialFile {
-    /// A new file named after the remote name's safe characters plus a random suffix, created
-    /// exclusively so an existing file is never overwritten.
+    /// A new `.part` file named after the remote name's safe characters plus a random suffix,
+    /// created exclusively (0600) so an existing file is never overwritten.
     fn create(dir: &Path, remote: &str) -> std::io::Result<PartialFile> {
         let (stem, extension) = safe_name(remote);
         for _ in 0..8 {
-            let name = format!("{stem}-{}{extension}", random_hex::<4>());
-            let path = dir.join(name);
+            let part = dir.join(format!(
+                "{stem}-{}{extension}{PART_SUFFIX}",
+                random_hex::<4>()
+            ));
             let mut options = std::fs::OpenOptions::new();
             options.write(true).create_new(true);
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            match options.open(&path) {
+            match options.open(&part) {
                 Ok(file) => {
                     return Ok(PartialFile {
-                        path,
-                        writer: Some(std::io::BufWriter::with_capacity(WRITE_BUFFER, file)),
+                        dir: dir.to_path_buf(),
+                        stem,
+                        extension,
+                        part,
+                        file: Some(file),
                     });
                 }
                 Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -287,33 +376,68 @@ impl PartialFile {
         Err(std::io::Error::other("could not find a free file name"))
     }
 
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.writer
-            .as_mut()
-            .ok_or_else(|| std::io::Error::other("closed"))?
-            .write_all(bytes)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self.writer.as_mut() {
-            Some(writer) => writer.flush(),
-            None => Ok(()),
-        }
-    }
-
+    /// fsyncs the data, then gives it its final name without replacing any existing file
+    /// (a hard link that fails on an existing name, then removal of the `.part` name), and
+    /// fsyncs the directory so the name survives a crash.
     fn commit(mut self) -> std::io::Result<PathBuf> {
-        if let Some(writer) = self.writer.take() {
-            writer.into_inner().map_err(|e| e.into_error())?;
+        if let Some(file) = self.file.take() {
+            file.sync_all()?;
         }
-        Ok(std::mem::take(&mut self.path))
+        let final_name = |suffix: &str| {
+            self.dir
+                .join(format!("{}-{suffix}{}", self.stem, self.extension))
+        };
+        let mut suffix = self
+            .part
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(PART_SUFFIX))
+            .and_then(|n| n.strip_prefix(&format!("{}-", self.stem)))
+            .and_then(|n| n.strip_suffix(self.extension.as_str()))
+            .unwrap_or_default()
+            .to_string();
+        for _ in 0..8 {
+            let target = final_name(&suffix);
+            match std::fs::hard_link(&self.part, &target) {
+                Ok(()) => {
+                    std::fs::remove_file(&self.part)?;
+                    self.part = PathBuf::new();
+                    sync_dir(&self.dir);
+                    return Ok(target);
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    suffix = random_hex::<4>();
+                }
+                // A file system without hard links: rename (which could replace a file that
+                // appeared since the check, a race only another writer of this directory wins).
+                Err(_) if !target.exists() => {
+                    std::fs::rename(&self.part, &target)?;
+                    self.part = PathBuf::new();
+                    sync_dir(&self.dir);
+                    return Ok(target);
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        Err(std::io::Error::other("could not find a free file name"))
     }
 }
 
+#[cfg(unix)]
+fn sync_dir(dir: &Path) {
+    if let Ok(handle) = File::open(dir) {
+        let _ = handle.sync_all();
+    }
+}
+
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) {}
+
 impl Drop for PartialFile {
     fn drop(&mut self) {
-        if !self.path.as_os_str().is_empty() {
-            drop(self.writer.take());
-            let _ = std::fs::remove_file(&self.path);
+        if !self.part.as_os_str().is_empty() {
+            drop(self.file.take());
+            let _ = std::fs::remove_file(&self.part);
         }
     }
 }
@@ -346,29 +470,6 @@ fn safe_name(remote: &str) -> (String, String) {
         },
         extension,
     )
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
-/// Bytes held by regular files directly in the download directory.
-fn dir_usage(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| entry.metadata().ok())
-        .filter(|meta| meta.is_file())
-        .map(|meta| meta.len())
-        .sum()
 }
 
 #[cfg(test)]

@@ -8,18 +8,21 @@
 //! [`StreamFailure`]. Turning either into a tool result is `exec`'s job.
 
 mod collect;
+mod contain;
+mod dir;
 mod download;
 mod progress;
 mod upload;
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 
+pub use dir::{LOCK_FILE, PART_SUFFIX, prepare_download_dir};
 pub use progress::{Progress, ProgressSink};
 
 use crate::catalog::{ActionMeta, StreamKind};
@@ -125,15 +128,24 @@ impl StreamResult {
 pub struct Streams {
     config: StreamConfig,
     slots: Arc<Semaphore>,
-    /// Bytes being written by downloads in flight, counted against the directory quota.
-    in_flight: Arc<AtomicU64>,
+    /// Test-only slow-disk seam: each download write first sleeps this long (on the blocking
+    /// pool). Set by SNOWLUMA_MCP_TEST_WRITE_DELAY_MS; never set it in production.
+    write_delay: Option<Duration>,
 }
+
+/// The test-only variable behind [`Streams`]' slow-disk seam.
+pub const TEST_WRITE_DELAY_VAR: &str = "SNOWLUMA_MCP_TEST_WRITE_DELAY_MS";
 
 impl Streams {
     pub fn new(config: StreamConfig) -> Self {
+        let write_delay = std::env::var(TEST_WRITE_DELAY_VAR)
+            .ok()
+            .and_then(|ms| ms.parse::<u64>().ok())
+            .filter(|ms| *ms > 0)
+            .map(|ms| Duration::from_millis(ms.min(60_000)));
         Streams {
             slots: Arc::new(Semaphore::new(config.max_streams)),
-            in_flight: Arc::default(),
+            write_delay,
             config,
         }
     }
@@ -177,12 +189,38 @@ impl Streams {
                 "wait for a running transfer to finish, then call again",
             ));
         };
-        let mut outcome = match (action.stream, input_file) {
-            (StreamKind::Upload, Some(path)) => {
-                upload::run(&link, &self.config, name, params, path, progress).await
+        // Process shutdown (SIGTERM/SIGINT) cancels this call like the client's own
+        // cancellation does, and main waits for the clean-up (reset, partial file removal)
+        // while this guard is held.
+        let _running = self.config.shutdown.enter().await;
+        let cancel = self.config.shutdown.token.child_token();
+        let call_cancel = link.cancel;
+        let link = StreamLink {
+            cancel: &cancel,
+            ..link
+        };
+        let work = async {
+            match (action.stream, input_file) {
+                (StreamKind::Upload, Some(path)) => {
+                    upload::run(&link, &self.config, name, params, path, progress).await
+                }
+                (StreamKind::Download, _) => {
+                    download::run(&link, self, name, &params, progress).await
+                }
+                _ => {
+                    let upload_chunk_call = action.stream == StreamKind::Upload;
+                    collect::run(&link, name, &params, upload_chunk_call, progress).await
+                }
             }
-            (StreamKind::Download, _) => download::run(&link, self, name, &params, progress).await,
-            _ => collect::run(&link, name, &params, progress).await,
+        };
+        let forward = async {
+            call_cancel.cancelled().await;
+            cancel.cancel();
+            std::future::pending::<StreamOutcome>().await
+        };
+        let mut outcome = tokio::select! {
+            outcome = work => outcome,
+            outcome = forward => outcome,
         };
         if link.cancel.is_cancelled() {
             return outcome;

@@ -3,14 +3,16 @@
 //! then one completion call carrying the sha256. A failure or cancellation after the first
 //! chunk sends a `reset` so SnowLuma drops the partial upload.
 
-use std::path::{Component, Path, PathBuf};
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
 use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use tokio::io::AsyncReadExt;
 
+use super::contain::{self, Refusal};
 use super::{Progress, StreamFailure, StreamOutcome, StreamResult};
 use crate::config::StreamConfig;
 use crate::ids::{hex, random_hex};
@@ -38,7 +40,7 @@ pub async fn run(
             "set SNOWLUMA_MCP_UPLOAD_ROOT to the directory whose files may be uploaded, or send chunk calls yourself",
         ));
     };
-    let (path, size) = contained(root, input_file)?;
+    let (file, size) = contained(root, input_file).await?;
     if size > config.max_file_bytes {
         return Err(StreamFailure::refused(
             ErrorKind::FileTooLarge,
@@ -54,7 +56,11 @@ pub async fn run(
         .get("filename")
         .and_then(Value::as_str)
         .map(str::to_string)
-        .or_else(|| path.file_name().map(|n| n.to_string_lossy().to_string()))
+        .or_else(|| {
+            Path::new(input_file)
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+        })
         .unwrap_or_else(|| "upload".into());
     let mut upload = Upload {
         link,
@@ -64,7 +70,7 @@ pub async fn run(
         filename,
         sent_any: false,
     };
-    let outcome = upload.send_file(&path, size, progress).await;
+    let outcome = upload.send_file(file, size, progress).await;
     let failed_remotely = matches!(
         &outcome,
         Ok(StreamResult {
@@ -79,45 +85,24 @@ pub async fn run(
     }
 }
 
-/// Resolves `input_file` inside `root`: no `..`, symlinks resolved before the containment
-/// check, regular files only.
-fn contained(root: &Path, input_file: &str) -> Result<(PathBuf, u64), StreamFailure> {
-    let refuse = |message: String| {
-        StreamFailure::refused(
+/// Opens `input_file` beneath `root`; every unusable path gets the same refusal.
+async fn contained(root: &Path, input_file: &str) -> Result<(File, u64), StreamFailure> {
+    let (root, input) = (root.to_path_buf(), input_file.to_string());
+    let opened = tokio::task::spawn_blocking(move || contain::open_beneath(&root, &input))
+        .await
+        .unwrap_or(Err(Refusal::NotUsable));
+    opened.map_err(|refusal| match refusal {
+        Refusal::NotUsable => StreamFailure::refused(
             ErrorKind::InputFile,
-            message,
+            contain::REFUSAL,
             "pass a regular file inside SNOWLUMA_MCP_UPLOAD_ROOT (a path on the MCP host); nothing was sent",
-        )
-    };
-    let requested = Path::new(input_file);
-    if requested
-        .components()
-        .any(|c| matches!(c, Component::ParentDir))
-    {
-        return Err(refuse("execution.input_file must not contain `..`".into()));
-    }
-    let root = root
-        .canonicalize()
-        .map_err(|e| refuse(format!("SNOWLUMA_MCP_UPLOAD_ROOT cannot be resolved: {e}")))?;
-    let joined = if requested.is_absolute() {
-        requested.to_path_buf()
-    } else {
-        root.join(requested)
-    };
-    let resolved = joined
-        .canonicalize()
-        .map_err(|e| refuse(format!("execution.input_file cannot be resolved: {e}")))?;
-    if !resolved.starts_with(&root) {
-        return Err(refuse(
-            "execution.input_file resolves outside SNOWLUMA_MCP_UPLOAD_ROOT".into(),
-        ));
-    }
-    let meta = std::fs::metadata(&resolved)
-        .map_err(|e| refuse(format!("execution.input_file cannot be read: {e}")))?;
-    if !meta.is_file() {
-        return Err(refuse("execution.input_file is not a regular file".into()));
-    }
-    Ok((resolved, meta.len()))
+        ),
+        Refusal::Unsupported => StreamFailure::refused(
+            ErrorKind::UploadDisabled,
+            "automatic upload needs a POSIX host (it opens files beneath the root without following symlinks)",
+            "send upload_file_stream chunk calls yourself; nothing was sent",
+        ),
+    })
 }
 
 struct Upload<'a, 'l> {
@@ -131,38 +116,24 @@ struct Upload<'a, 'l> {
 }
 
 impl Upload<'_, '_> {
-    async fn send_file(
-        &mut self,
-        path: &Path,
-        size: u64,
-        progress: &mut Progress,
-    ) -> StreamOutcome {
-        let mut file = tokio::fs::File::open(path).await.map_err(|e| {
-            StreamFailure::refused(
-                ErrorKind::InputFile,
-                format!("cannot open execution.input_file: {e}"),
-                "check the file's permissions",
-            )
-        })?;
+    /// Sends exactly `size` bytes of the opened file (its size when it was opened): a file
+    /// that grows meanwhile is cut at that size, one that shrinks fails the upload. Reading,
+    /// hashing and base64 run on the blocking pool.
+    async fn send_file(&mut self, file: File, size: u64, progress: &mut Progress) -> StreamOutcome {
         let total_chunks = size.div_ceil(CHUNK_BYTES as u64).max(1);
-        let mut hasher = Sha256::new();
-        let mut buffer = vec![0u8; CHUNK_BYTES];
+        let mut reader = Some((file, Sha256::new()));
         let mut acknowledged = 0u64;
         for index in 0..total_chunks {
-            let length = read_full(&mut file, &mut buffer).await.map_err(|e| {
-                StreamFailure::refused(
-                    ErrorKind::InputFile,
-                    format!("cannot read execution.input_file: {e}"),
-                    "check the file did not change during the upload",
-                )
-            })?;
-            hasher.update(&buffer[..length]);
+            let want = (size - acknowledged).min(CHUNK_BYTES as u64) as usize;
+            let (file, hasher) = reader.take().ok_or_else(unreadable)?;
+            let (file, hasher, encoded) =
+                tokio::task::spawn_blocking(move || read_chunk(file, hasher, want))
+                    .await
+                    .map_err(|_| unreadable())??;
+            reader = Some((file, hasher));
             let mut params = self.base.clone();
             params.insert("stream_id".into(), json!(self.stream_id));
-            params.insert(
-                "chunk_data".into(),
-                json!(base64::engine::general_purpose::STANDARD.encode(&buffer[..length])),
-            );
+            params.insert("chunk_data".into(), json!(encoded));
             params.insert("chunk_index".into(), json!(index));
             params.insert("total_chunks".into(), json!(total_chunks));
             params.insert("file_size".into(), json!(size));
@@ -171,11 +142,12 @@ impl Upload<'_, '_> {
             if frames::kind(&frame) == FrameKind::Failed {
                 return Ok(StreamResult::remote_failure(frame));
             }
-            acknowledged += length as u64;
+            acknowledged += want as u64;
             progress
                 .update(acknowledged as f64, Some(size as f64))
                 .await;
         }
+        let (_, hasher) = reader.ok_or_else(unreadable)?;
         let sha256 = hex(&hasher.finalize());
         let mut params = self.base.clone();
         params.insert("stream_id".into(), json!(self.stream_id));
@@ -244,13 +216,29 @@ impl Upload<'_, '_> {
     }
 }
 
-async fn read_full(file: &mut tokio::fs::File, buffer: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match file.read(&mut buffer[filled..]).await? {
-            0 => break,
-            n => filled += n,
-        }
-    }
-    Ok(filled)
+fn unreadable() -> StreamFailure {
+    StreamFailure::refused(
+        ErrorKind::InputFile,
+        "cannot read execution.input_file",
+        "check the file did not shrink or change during the upload",
+    )
+}
+
+/// Reads exactly `want` bytes, hashes them and returns them in base64. Blocking.
+fn read_chunk(
+    mut file: File,
+    mut hasher: Sha256,
+    want: usize,
+) -> Result<(File, Sha256, String), StreamFailure> {
+    let mut buffer = vec![0u8; want];
+    file.read_exact(&mut buffer).map_err(|e| {
+        StreamFailure::refused(
+            ErrorKind::InputFile,
+            format!("cannot read execution.input_file: {e}"),
+            "check the file did not shrink or change during the upload",
+        )
+    })?;
+    hasher.update(&buffer);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&buffer);
+    Ok((file, hasher, encoded))
 }

@@ -128,6 +128,15 @@ pub enum Fault {
     /// `\r\n\r\n`. Ordinary actions: a valid 17 MiB JSON envelope (over the
     /// 16 MiB response cap).
     OversizedFrame,
+    /// Downloads: the second file chunk is sent twice (same `index`).
+    DuplicateChunk,
+    /// Downloads: the second file chunk is never sent; later indexes skip it.
+    MissingChunk,
+    /// Downloads: the last chunk is dropped and the ok terminal frame carries
+    /// no `total_bytes`, so only file_info's `file_size` tells the file is short.
+    ShortFile,
+    /// Streams: every frame but the terminal one, then a clean end of body.
+    NoTerminal,
     /// Streams: the terminal frame becomes an error frame, retcode 100.
     /// Ordinary actions: `{status:"failed",retcode:100}`.
     ErrorFrame,

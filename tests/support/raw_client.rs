@@ -205,9 +205,31 @@ impl RawServer {
         self.child.kill().await.expect("kill snowluma-mcp");
     }
 
+    /// The server's process id (for signals).
+    #[allow(dead_code)]
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("server still running")
+    }
+
+    /// Waits (with stdin still open) for the process to exit, e.g. after a signal; returns
+    /// its exit code and stderr.
+    #[allow(dead_code)]
+    pub async fn exited(self) -> (Option<i32>, String) {
+        self.finish_inner(false).await
+    }
+
     /// Closes stdin and waits for the process to exit; returns its stderr.
-    pub async fn finish(mut self) -> (Option<i32>, String) {
-        drop(self.stdin.take());
+    pub async fn finish(self) -> (Option<i32>, String) {
+        self.finish_inner(true).await
+    }
+
+    async fn finish_inner(mut self, close_stdin: bool) -> (Option<i32>, String) {
+        let stdin = self.stdin.take();
+        if close_stdin {
+            drop(stdin);
+        } else {
+            std::mem::forget(stdin);
+        }
         let status = tokio::time::timeout(WAIT, self.child.wait())
             .await
             .expect("server exits after stdin closes")

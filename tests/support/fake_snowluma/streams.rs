@@ -181,6 +181,9 @@ impl FrameSink {
     }
 
     async fn finish(mut self, envelope: Value) {
+        if self.fault == Some(Fault::NoTerminal) {
+            return; // dropping the sender ends the body cleanly
+        }
         let envelope = if self.fault == Some(Fault::ErrorFrame) {
             failed(100, "injected error frame")
         } else {
@@ -221,7 +224,7 @@ impl FrameSink {
     }
 }
 
-/// A frame that never ends: 17 MiB of base64-like text, no delimiter.
+/// A frame that never ends: 25 MiB of base64-like text, no delimiter.
 async fn send_oversized(tx: &mpsc::Sender<Chunk>) {
     let head = r#"{"status":"ok","retcode":0,"data":{"type":"stream","data_type":"file_chunk","index":0,"data":""#;
     if tx
@@ -267,10 +270,13 @@ pub(super) async fn run(job: StreamJob, mut sink: FrameSink) {
             source,
             name,
             chunk_size,
-        } => match download(&mut sink, &source, &name, chunk_size).await {
-            Ok(envelope) => envelope,
-            Err(Gone) => return,
-        },
+        } => {
+            let fault = sink.fault.clone();
+            match download(&mut sink, &source, &name, chunk_size, fault).await {
+                Ok(envelope) => envelope,
+                Err(Gone) => return,
+            }
+        }
     };
     sink.finish(terminal).await;
 }
@@ -280,6 +286,7 @@ async fn download(
     source: &Source,
     name: &str,
     chunk_size: u64,
+    fault: Option<Fault>,
 ) -> Result<Value, Gone> {
     let total = source.len();
     sink.send(json!({
@@ -296,21 +303,37 @@ async fn download(
         drop(chunk);
         let progress = ((offset as f64 / total as f64) * 100.0).round().min(100.0) as u64;
         let base64_size = b64.len();
-        sink.send(json!({
+        let chunk = json!({
             "type": "stream", "data_type": "file_chunk", "index": index, "data": b64,
             "size": n, "progress": progress, "base64_size": base64_size
-        }))
-        .await?;
+        });
+        let last = offset >= total;
+        match fault {
+            Some(Fault::MissingChunk) if index == 1 => {}
+            Some(Fault::ShortFile) if last && index > 0 => {}
+            Some(Fault::DuplicateChunk) if index == 1 => {
+                sink.send(chunk.clone()).await?;
+                sink.send(chunk).await?;
+            }
+            _ => sink.send(chunk).await?,
+        }
         index += 1;
         if index % 64 == 0 {
             // Let other connections run during a long generated download.
             tokio::time::sleep(Duration::ZERO).await;
         }
     }
-    Ok(ok(json!({
+    let mut complete = json!({
         "type": "response", "data_type": "file_complete", "file_name": name,
         "total_chunks": index, "total_bytes": total, "message": "Download completed"
-    })))
+    });
+    if fault == Some(Fault::ShortFile) {
+        complete
+            .as_object_mut()
+            .expect("object")
+            .remove("total_bytes");
+    }
+    Ok(ok(complete))
 }
 
 // ─────────────────────────── uploads ───────────────────────────

@@ -1,0 +1,191 @@
+//! Download files end to end: a private download directory (refused otherwise, with the fix
+//! named), `.part` files renamed on completion and removed after a crash, one quota shared by
+//! concurrent downloads and by server processes, and SIGTERM cleaning up running transfers.
+
+#[path = "support/fake_snowluma.rs"]
+mod fake_snowluma;
+#[path = "support/raw_client.rs"]
+mod raw_client;
+#[path = "support/stream_helpers.rs"]
+mod stream_helpers;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::time::Duration;
+
+use fake_snowluma::FakeSnowLuma;
+use raw_client::{RawServer, modern_meta, structured, wait_until};
+use serde_json::{Value, json};
+use stream_helpers::{Dirs, invoke, pseudo_random, spawn};
+
+fn call(id: i64, args: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "invoke_action", "_meta": modern_meta(json!({})), "arguments": args
+    } })
+}
+
+fn has_part(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().ends_with(".part"))
+}
+
+#[tokio::test]
+async fn a_download_directory_others_can_enter_or_a_symlink_is_refused_at_start() {
+    let dirs = Dirs::new("private-dir");
+    let fake = FakeSnowLuma::start(None).await;
+    std::fs::set_permissions(&dirs.downloads, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = spawn(&fake, &dirs, &[]);
+    let (code, stderr) = server.exited().await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("chmod 700"), "{stderr}");
+
+    let link = dirs.root.join("link");
+    std::fs::set_permissions(&dirs.downloads, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::symlink(&dirs.downloads, &link).unwrap();
+    let link = link.to_string_lossy().to_string();
+    let server = spawn(
+        &fake,
+        &dirs,
+        &[("SNOWLUMA_MCP_DOWNLOAD_DIR", link.as_str())],
+    );
+    let (code, stderr) = server.exited().await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("is a symlink"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_default_download_directory_is_per_user_and_private() {
+    let dirs = Dirs::new("default-dir");
+    let fake = FakeSnowLuma::start(None).await;
+    let cache = dirs.root.join("cache");
+    let cache_str = cache.to_string_lossy().to_string();
+    let mut server = RawServer::spawn(&[
+        ("SNOWLUMA_MCP_MODE", "write"),
+        ("SNOWLUMA_MCP_ENDPOINT", fake.url.as_str()),
+        ("XDG_CACHE_HOME", cache_str.as_str()),
+    ]);
+    let file = fake.add_file("x.txt", b"hello".to_vec());
+    let (_, body) = invoke(
+        &mut server,
+        1,
+        json!({ "action": "download_file_stream", "params": { "file": file } }),
+        None,
+    )
+    .await;
+    let expected = cache.join("snowluma-mcp").join("downloads");
+    let saved = std::path::PathBuf::from(body["result"]["path"].as_str().unwrap());
+    assert_eq!(saved.parent().unwrap(), expected.as_path(), "{body}");
+    let meta = std::fs::symlink_metadata(&expected).unwrap();
+    assert_eq!(meta.mode() & 0o777, 0o700);
+    assert_eq!(meta.uid(), std::fs::metadata(&dirs.root).unwrap().uid());
+    server.finish().await;
+}
+
+#[tokio::test]
+async fn downloads_are_written_as_part_files_and_crash_leftovers_are_removed() {
+    let dirs = Dirs::new("part");
+    let fake = FakeSnowLuma::start(None).await;
+    let file = fake.add_file("p.bin", pseudo_random(64_000, 4));
+    let env = [("SNOWLUMA_MCP_TEST_WRITE_DELAY_MS", "400")];
+    let mut server = spawn(&fake, &dirs, &env);
+    server
+        .send(&call(1, json!({ "action": "download_file_stream", "params": { "file": file, "chunk_size": 16384 } })))
+        .await;
+    wait_until(Duration::from_secs(10), || has_part(&dirs.downloads)).await;
+    assert!(has_part(&dirs.downloads));
+    // Only the .part name exists while writing.
+    assert_eq!(dirs.downloaded().len(), 1, "{:?}", dirs.downloaded());
+    // A crash (SIGKILL) leaves the .part file behind...
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let _ = server.exited().await;
+    assert!(has_part(&dirs.downloads), "the crash left a .part file");
+    // ...and the next start removes it, so it never counts against the quota.
+    let mut server = spawn(&fake, &dirs, &[("SNOWLUMA_MCP_DIR_QUOTA_BYTES", "70000")]);
+    let (_, body) = invoke(
+        &mut server,
+        1,
+        json!({ "action": "download_file_stream", "params": { "file": file, "chunk_size": 16384 } }),
+        None,
+    )
+    .await;
+    assert_eq!(body["diagnostics"]["outcome"], "success", "{body}");
+    let saved = body["result"]["path"].as_str().unwrap();
+    assert!(!saved.ends_with(".part"), "{saved}");
+    let files = dirs.downloaded();
+    assert_eq!(files.len(), 1, "only the completed file: {files:?}");
+    assert_eq!(files[0].to_string_lossy(), saved);
+    server.finish().await;
+}
+
+#[tokio::test]
+async fn two_server_processes_sharing_a_directory_stay_within_its_quota() {
+    let dirs = Dirs::new("quota-shared");
+    let fake = FakeSnowLuma::start(None).await;
+    let a = fake.add_file("a.bin", pseudo_random(400_000, 5));
+    let b = fake.add_file("b.bin", pseudo_random(400_000, 6));
+    // Slow writes make both downloads overlap; each alone fits, together they do not.
+    let env = [
+        ("SNOWLUMA_MCP_DIR_QUOTA_BYTES", "600000"),
+        ("SNOWLUMA_MCP_TEST_WRITE_DELAY_MS", "100"),
+    ];
+    let mut first = spawn(&fake, &dirs, &env);
+    let mut second = spawn(&fake, &dirs, &env);
+    let args = |file: &str| json!({ "action": "download_file_stream", "params": { "file": file, "chunk_size": 65536 } });
+    first.send(&call(1, args(&a))).await;
+    second.send(&call(1, args(&b))).await;
+    let one = structured(&first.wait_for_id(&json!(1)).await);
+    let two = structured(&second.wait_for_id(&json!(1)).await);
+    let outcomes = [&one, &two].map(|b| b["diagnostics"]["outcome"].as_str().unwrap().to_string());
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "success").count(),
+        1,
+        "{one} {two}"
+    );
+    let refused = if outcomes[0] == "success" { &two } else { &one };
+    assert_eq!(
+        refused["diagnostics"]["kind"], "quota_exceeded",
+        "{refused}"
+    );
+    let total: u64 = dirs
+        .downloaded()
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    assert!(total <= 600_000, "{total}");
+    first.finish().await;
+    second.finish().await;
+}
+
+#[tokio::test]
+async fn sigterm_cancels_transfers_cleans_up_and_exits() {
+    let dirs = Dirs::new("sigterm");
+    let fake = FakeSnowLuma::start(None).await;
+    let file = fake.add_file("s.bin", pseudo_random(64_000, 7));
+    let mut server = spawn(
+        &fake,
+        &dirs,
+        &[("SNOWLUMA_MCP_TEST_WRITE_DELAY_MS", "1000")],
+    );
+    server
+        .send(&call(1, json!({ "action": "download_file_stream", "params": { "file": file, "chunk_size": 16384 } })))
+        .await;
+    wait_until(Duration::from_secs(10), || has_part(&dirs.downloads)).await;
+    assert!(has_part(&dirs.downloads));
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (_, stderr) = server.exited().await;
+    assert!(stderr.contains("SIGTERM"), "{stderr}");
+    assert!(
+        dirs.downloaded().is_empty(),
+        "partial file removed: {:?}",
+        dirs.downloaded()
+    );
+}
