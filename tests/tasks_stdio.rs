@@ -31,6 +31,12 @@ impl Dirs {
         let _ = std::fs::remove_dir_all(&root);
         let downloads = root.join("downloads");
         std::fs::create_dir_all(&downloads).unwrap();
+        // The server refuses a download directory that other users can enter.
+        std::fs::set_permissions(
+            &downloads,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o700),
+        )
+        .unwrap();
         Dirs {
             tasks: root.join("tasks"),
             root,
