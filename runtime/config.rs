@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
+mod events_url;
+pub use events_url::EventsUrl;
+
 /// What the server may do. Decided once at start-up; every call is checked against it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -158,7 +161,7 @@ pub struct Config {
     pub endpoint: Option<String>,
     pub token: Option<String>,
     /// Where live events come from; `None` disables event resources.
-    pub events_url: Option<crate::events::EventsUrl>,
+    pub events_url: Option<EventsUrl>,
     pub timeout: Duration,
     pub max_response_bytes: usize,
     pub max_calls: usize,
@@ -284,9 +287,8 @@ impl Config {
         let events_url = flags
             .events_url
             .filter(|u| !u.trim().is_empty())
-            .map(|u| crate::events::EventsUrl::parse(&u))
-            .transpose()
-            .map_err(|e| ConfigError(e.to_string()))?;
+            .map(|u| EventsUrl::parse(&u))
+            .transpose()?;
         Ok(Config {
             mode,
             endpoint,

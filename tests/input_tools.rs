@@ -620,8 +620,7 @@ async fn legacy_sessions_answer_through_elicitation_create() {
             "input_invalid",
         ),
     ];
-    let mut id = 2;
-    for (answer, kind) in cases {
+    for (id, (answer, kind)) in (2..).zip(cases) {
         let prompt = legacy_call_until_prompt(
             &mut server,
             id,
@@ -632,7 +631,6 @@ async fn legacy_sessions_answer_through_elicitation_create() {
         answer_prompt(&mut server, &prompt, answer).await;
         let r = server.wait_for_id(&json!(id)).await;
         assert_eq!(refusal(&r).0, kind);
-        id += 1;
     }
     assert_eq!(fake.requests_for("send_group_msg").len(), 1);
 

@@ -7,8 +7,6 @@ use crate::outcome::ErrorKind;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventsError {
-    /// `SNOWLUMA_MCP_EVENTS_URL` is unusable.
-    InvalidUrl { problem: String },
     /// A subscription filter field is invalid.
     InvalidFilter { field: String, problem: String },
     /// A `wait` argument is out of range.
@@ -38,7 +36,6 @@ pub enum EventsError {
 impl fmt::Display for EventsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EventsError::InvalidUrl { problem } => write!(f, "SNOWLUMA_MCP_EVENTS_URL {problem}"),
             EventsError::InvalidFilter { field, problem } => write!(f, "`{field}` {problem}"),
             EventsError::InvalidArgument { field, problem } => write!(f, "`{field}` {problem}"),
             EventsError::TooManyResources { limit } => write!(
@@ -95,9 +92,9 @@ impl EventsError {
     /// step, the kind's usual one is the fallback.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            EventsError::InvalidUrl { .. }
-            | EventsError::InvalidFilter { .. }
-            | EventsError::InvalidArgument { .. } => ErrorKind::InvalidArguments,
+            EventsError::InvalidFilter { .. } | EventsError::InvalidArgument { .. } => {
+                ErrorKind::InvalidArguments
+            }
             EventsError::TooManyResources { .. } | EventsError::OtherAccount { .. } => {
                 ErrorKind::EventsLimit
             }

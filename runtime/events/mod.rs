@@ -22,14 +22,13 @@ mod connection;
 mod error;
 mod filter;
 mod hub;
-mod url;
 
+pub use crate::config::EventsUrl;
 pub use buffer::{MAX_BUFFERED_BYTES, MAX_BUFFERED_EVENTS};
 pub use connection::{ConnectionStatus, MAX_FRAME_BYTES, StopReason};
 pub use error::EventsError;
 pub use filter::{EventFilter, EventType, MAX_FILTER_IDS, SubscribeRequest};
 pub use hub::{EventHub, MAX_RESOURCES, MAX_WAIT_LIMIT, MAX_WAIT_MS};
-pub use url::EventsUrl;
 
 pub(crate) use hub::HubShared;
 

@@ -4,7 +4,7 @@ use std::fmt;
 
 use url::Url;
 
-use super::EventsError;
+use super::ConfigError;
 
 /// A validated event socket address: `ws:` (`wss:` is refused until the build carries TLS), a host, no user info, query or
 /// fragment. The token never lives here; it travels in the `Authorization` header.
@@ -14,10 +14,8 @@ pub struct EventsUrl(Url);
 impl EventsUrl {
     /// Parses and checks the address. SnowLuma matches the upgrade path exactly, so the path is
     /// kept as given (its default adapter listens on `/`).
-    pub fn parse(raw: &str) -> Result<EventsUrl, EventsError> {
-        let invalid = |problem: &str| EventsError::InvalidUrl {
-            problem: problem.to_string(),
-        };
+    pub fn parse(raw: &str) -> Result<EventsUrl, ConfigError> {
+        let invalid = |problem: &str| ConfigError(format!("SNOWLUMA_MCP_EVENTS_URL {problem}"));
         let url = Url::parse(raw.trim()).map_err(|e| {
             invalid(&format!(
                 "is not a URL ({e}); use e.g. ws://127.0.0.1:3001/ (SnowLuma's WebSocket adapter)"
