@@ -6,17 +6,15 @@
 mod fake_snowluma;
 #[path = "support/raw_client.rs"]
 mod raw_client;
+#[path = "support/rmcp_client.rs"]
+mod rmcp_client;
 
 use std::sync::Mutex;
 
 use fake_snowluma::FakeSnowLuma;
-use rmcp::model::{
-    CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ProtocolVersion,
-};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use rmcp::model::{ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
 use tokio::process::Command;
 
@@ -79,25 +77,12 @@ async fn connect(
         .env("SNOWLUMA_MCP_ENDPOINT", &fake.url)
         .env("SNOWLUMA_MCP_TOKEN", TOKEN)
         .env("SNOWLUMA_MCP_LOG", "warn");
-    let transport = TokioChildProcess::new(command).expect("spawn");
     let handler = Answering {
         forms,
         answers: Mutex::new(answers),
         prompts: Mutex::new(Vec::new()),
     };
-    let client = if modern {
-        handler
-            .serve_with_lifecycle(
-                transport,
-                ClientLifecycleMode::Discover {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                },
-            )
-            .await
-    } else {
-        handler.serve(transport).await
-    };
-    client.expect("connect")
+    rmcp_client::connect(handler, command, modern).await
 }
 
 /// Calls a tool (rmcp drives any `input_required` rounds) and checks the result against the
@@ -107,20 +92,7 @@ async fn call(
     name: &str,
     args: Value,
 ) -> (bool, Value) {
-    let mut params = CallToolRequestParams::new(name.to_string());
-    params.arguments = args.as_object().cloned();
-    let result = client.call_tool(params).await.expect("tools/call");
-    let structured = result
-        .structured_content
-        .clone()
-        .expect("structuredContent");
-    let tools = client.list_all_tools().await.expect("tools/list");
-    let schema = tools
-        .iter()
-        .find(|t| t.name == name)
-        .and_then(|t| t.output_schema.clone())
-        .expect("the tool is listed with an outputSchema");
-    raw_client::assert_valid(name, &Value::Object((*schema).clone()), &structured);
+    let (result, structured) = rmcp_client::call_listed(client, name, args).await;
     (result.is_error == Some(true), structured)
 }
 

@@ -8,16 +8,14 @@
 mod fake_snowluma;
 #[path = "support/raw_client.rs"]
 mod raw_client;
+#[path = "support/rmcp_client.rs"]
+mod rmcp_client;
 
 use fake_snowluma::FakeSnowLuma;
 use raw_client::{RawServer, modern_meta, structured};
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ProtocolVersion,
-    ReadResourceRequestParams, ResourceContents,
-};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::RoleClient;
+use rmcp::model::{ClientCapabilities, ClientConfig, ReadResourceRequestParams, ResourceContents};
+use rmcp::service::RunningService;
 use serde_json::{Value, json};
 use tokio::process::Command;
 
@@ -58,21 +56,8 @@ async fn connect(
             .env("SNOWLUMA_MCP_ENDPOINT", url)
             .env("SNOWLUMA_MCP_TOKEN", TOKEN);
     }
-    let transport = TokioChildProcess::new(command).expect("spawn");
     let handler = client_config(apps);
-    let client = if modern {
-        handler
-            .serve_with_lifecycle(
-                transport,
-                ClientLifecycleMode::Discover {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                },
-            )
-            .await
-    } else {
-        handler.serve(transport).await
-    };
-    client.expect("connect")
+    rmcp_client::connect(handler, command, modern).await
 }
 
 /// tools/call, with the result checked against the advertised outputSchema and the text
@@ -82,22 +67,7 @@ async fn call(
     name: &str,
     args: Value,
 ) -> (bool, Value) {
-    let mut params = CallToolRequestParams::new(name.to_string());
-    params.arguments = args.as_object().cloned();
-    let result = client.call_tool(params).await.expect("tools/call");
-    let structured = result
-        .structured_content
-        .clone()
-        .expect("structuredContent");
-    let tools = client.list_all_tools().await.expect("tools/list");
-    let schema = tools
-        .iter()
-        .find(|t| t.name == name)
-        .and_then(|t| t.output_schema.clone())
-        .unwrap_or_else(|| panic!("{name} is not listed"));
-    raw_client::assert_valid(name, &Value::Object((*schema).clone()), &structured);
-    let text = &result.content[0].as_text().expect("text block").text;
-    assert_eq!(serde_json::from_str::<Value>(text).unwrap(), structured);
+    let (result, structured) = rmcp_client::call_listed(client, name, args).await;
     (result.is_error == Some(true), structured)
 }
 

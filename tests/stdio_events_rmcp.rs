@@ -6,16 +6,16 @@
 mod fake_snowluma_ws;
 #[path = "support/raw_client.rs"]
 mod raw_client;
+#[path = "support/rmcp_client.rs"]
+mod rmcp_client;
 
 use fake_snowluma_ws::{FakeEventSocket, WsOptions, group_message};
 use rmcp::model::{
-    CallToolRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ResourceUpdatedNotificationParam, ServerNotification, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ResourceUpdatedNotificationParam, ServerNotification,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
 use tokio::process::Command;
 use tokio::sync::mpsc;
@@ -47,41 +47,17 @@ async fn connect(
         .env("SNOWLUMA_MCP_EVENTS_URL", url)
         .env_remove("SNOWLUMA_MCP_TOKEN")
         .env("SNOWLUMA_MCP_LOG", "warn");
-    let transport = TokioChildProcess::new(command).expect("spawn");
     let (sender, receiver) = mpsc::unbounded_channel();
     let handler = Updates(sender);
-    let client = if modern {
-        handler
-            .serve_with_lifecycle(
-                transport,
-                ClientLifecycleMode::Discover {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                },
-            )
-            .await
-    } else {
-        handler.serve(transport).await
-    };
-    (client.expect("connect"), receiver)
+    (
+        rmcp_client::connect(handler, command, modern).await,
+        receiver,
+    )
 }
 
 /// tools/call, checked against the advertised outputSchema; returns structuredContent.
 async fn call(client: &RunningService<RoleClient, Updates>, name: &str, args: Value) -> Value {
-    let mut params = CallToolRequestParams::new(name.to_string());
-    params.arguments = args.as_object().cloned();
-    let result = client.call_tool(params).await.expect("tools/call");
-    let structured = result
-        .structured_content
-        .clone()
-        .expect("structuredContent");
-    let tools = client.list_all_tools().await.expect("tools/list");
-    let schema = tools
-        .iter()
-        .find(|t| t.name == name)
-        .and_then(|t| t.output_schema.clone())
-        .expect("the event tools are listed with an outputSchema");
-    raw_client::assert_valid(name, &Value::Object((*schema).clone()), &structured);
-    structured
+    rmcp_client::call_listed(client, name, args).await.1
 }
 
 async fn read_page(client: &RunningService<RoleClient, Updates>, uri: &str) -> Value {
