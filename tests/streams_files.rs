@@ -12,7 +12,7 @@ mod stream_helpers;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::time::Duration;
 
-use fake_snowluma::FakeSnowLuma;
+use fake_snowluma::{FakeSnowLuma, Fault};
 use raw_client::{RawServer, modern_meta, structured, wait_until};
 use serde_json::{Value, json};
 use stream_helpers::{Dirs, invoke, pseudo_random, spawn};
@@ -187,5 +187,54 @@ async fn sigterm_cancels_transfers_cleans_up_and_exits() {
         dirs.downloaded().is_empty(),
         "partial file removed: {:?}",
         dirs.downloaded()
+    );
+}
+
+#[tokio::test]
+async fn sigint_resets_a_stuck_upload_and_reports_no_success() {
+    let dirs = Dirs::new("sigint-upload");
+    let fake = FakeSnowLuma::start(None).await;
+    std::fs::write(dirs.uploads.join("u.bin"), pseudo_random(1000, 8)).unwrap();
+    let mut server = spawn(&fake, &dirs, &[]);
+    fake.set_fault(Some("upload_file_stream"), Fault::StallBody);
+    server
+        .send(&call(
+            1,
+            json!({ "action": "upload_file_stream", "execution": { "input_file": "u.bin" } }),
+        ))
+        .await;
+    wait_until(Duration::from_secs(10), || {
+        !fake.requests_for("upload_file_stream").is_empty()
+    })
+    .await;
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Whatever the server still writes before it exits, none of it reports the upload done.
+    while let Some(message) = server.next().await {
+        if message["id"] == json!(1) && message.get("result").is_some() {
+            let body = structured(&message);
+            assert_ne!(body["diagnostics"]["outcome"], "success", "{message}");
+        }
+    }
+    let (_, stderr) = server.exited().await;
+    assert!(stderr.contains("SIGINT"), "{stderr}");
+    let requests = fake.requests_for("upload_file_stream");
+    // The reset names the stream the chunk opened (OneBot params sit under `params`).
+    let stream_id = requests[0].params.as_ref().unwrap()["stream_id"].clone();
+    let reset_sent = requests.iter().any(|r| {
+        r.params
+            .as_ref()
+            .is_some_and(|p| p["reset"] == true && p["stream_id"] == stream_id)
+    });
+    assert!(reset_sent, "the upload sent its reset: {requests:?}");
+    // The stream never completed: no completion call was sent.
+    assert!(
+        !requests
+            .iter()
+            .any(|r| r.params.as_ref().is_some_and(|p| p["is_complete"] == true)),
+        "{requests:?}"
     );
 }
