@@ -463,6 +463,32 @@ async fn four_tasks_run_at_once_cancel_is_cooperative_and_lists_page() {
         )
         .await;
     assert_eq!(update["error"]["code"], -32602, "{update}");
+    assert_eq!(update["error"]["data"]["kind"], "unknown_task", "{update}");
+    // A known task never asked for input: tasks/update is refused, naming why, and the task
+    // is unchanged.
+    let update = server
+        .request(
+            304,
+            "tasks/update",
+            json!({ "taskId": ids[0], "inputResponses": { "anything": { "action": "accept", "content": {} } }, "_meta": tasks_meta() }),
+        )
+        .await;
+    assert_eq!(update["error"]["code"], -32602, "{update}");
+    assert_eq!(
+        update["error"]["data"]["kind"], "invalid_arguments",
+        "{update}"
+    );
+    assert!(
+        update["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no outstanding input request"),
+        "{update}"
+    );
+    assert_eq!(
+        get(&mut server, 305, &ids[0]).await["result"]["status"],
+        "cancelled"
+    );
 
     // A slot is free again.
     let created = start(&mut server, 303, args.clone()).await;

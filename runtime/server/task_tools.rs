@@ -339,12 +339,10 @@ pub fn cancel(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
     }
 }
 
-/// Background transfers never ask for input; a response to a known task answers nothing and
-/// is ignored, as the extension asks of unknown keys. An unknown task is -32602.
+/// `tasks/update` only answers outstanding input requests (the feature contract). Background
+/// transfers never ask for input, so a known task has none: -32602 saying so (kind
+/// `invalid_arguments`) rather than an acknowledgement that would suggest something was
+/// delivered. An unknown task is -32602 too (kind `unknown_task`).
 pub fn update(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
-    match manager.update(id) {
-        Err(TaskError::NoInputRequested { .. }) => Ok(()),
-        Err(err) => Err(task_error_data(err)),
-        Ok(()) => Ok(()),
-    }
+    manager.update(id).map_err(task_error_data)
 }
