@@ -2,7 +2,9 @@
 // (@modelcontextprotocol/client) pinned to 2026-07-28, declaring the tasks extension, against
 // the built snowluma-mcp and the fake SnowLuma example. Start -> poll tasks/get -> result, the
 // saved result checked against the advertised outputSchema, cancel, and list_tasks. The core
-// SDK cannot decode a `resultType: "task"` answer itself, so the handle is found via list_tasks.
+// SDK cannot decode a `resultType: "task"` answer itself (the first test finds the handle via
+// list_tasks); the tasks extension's own requester, @modelcontextprotocol/ext-tasks, does the
+// whole start -> poll -> result exchange in the second test.
 // Binaries: SNOWLUMA_MCP_BIN and SNOWLUMA_MCP_FAKE_BIN (defaults under target/debug).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +15,10 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import {
+  createTaskSessionFromClient,
+  resultFromTaskOutcome,
+} from '@modelcontextprotocol/ext-tasks/client';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 
@@ -43,7 +49,7 @@ async function startFake() {
   return { url, stop: () => proc.stdin.end() };
 }
 
-async function connect(url, name) {
+async function connect(url, name, onTransport = () => {}) {
   const transport = new StdioClientTransport({
     command: BIN,
     args: [],
@@ -64,6 +70,7 @@ async function connect(url, name) {
     },
   );
   await client.connect(transport);
+  onTransport(transport);
   return client;
 }
 
@@ -144,6 +151,91 @@ test('a modern client declaring tasks is offered them; the core SDK refuses a ta
       return true;
     });
   } finally {
+    await client.close();
+    fake.stop();
+  }
+});
+
+/**
+ * ext-tasks needs a raw request path for 2026-07-28 task traffic (the core SDK's codecs reject
+ * `resultType: "task"`): requests go out on the same stdio transport with ids of their own, and
+ * their responses are taken off the transport before the SDK client sees them.
+ */
+function rawDispatcher(transport) {
+  const pending = new Map();
+  let next = 0;
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const waiting = typeof message?.id === 'string' ? pending.get(message.id) : undefined;
+    if (waiting) {
+      pending.delete(message.id);
+      waiting(message);
+      return;
+    }
+    deliver?.(message, extra);
+  };
+  return async (request) => {
+    const id = `ext-tasks-${++next}`;
+    const response = await new Promise((resolve, reject) => {
+      pending.set(id, resolve);
+      transport.send({ ...request, jsonrpc: '2.0', id }).catch(reject);
+    });
+    return response.error
+      ? { kind: 'error', error: response.error }
+      : { kind: 'result', result: response.result };
+  };
+}
+
+test('the ext-tasks requester runs start -> poll -> result against the server', async () => {
+  const fake = await startFake();
+  let rawDispatch;
+  const client = await connect(fake.url, 'ext', (transport) => {
+    rawDispatch = rawDispatcher(transport);
+  });
+  const session = createTaskSessionFromClient(client, {
+    endpointId: 'snowluma-ts-tasks',
+    rawDispatch,
+    v2RequestFraming: {
+      protocolVersion: '2026-07-28',
+      clientInfo: { name: 'ts-tasks-test', version: '1.0.0' },
+      clientCapabilities: { extensions: { [TASKS]: {} } },
+    },
+  });
+  try {
+    const { tools } = await client.listTools();
+    const execution = await session.callTool('invoke_action_background', {
+      action: 'download_file_stream',
+      params: { file: '/tmp/snowluma-stream/download/ts.bin', chunk_size: 65536 },
+    });
+    assert.equal(execution.kind, 'task', 'the server answered with a task handle');
+    const taskId = execution.handle.taskId;
+    const seen = [];
+    const { outcome } = await execution.settle({
+      onEvent: (event) => {
+        if (event.type === 'task') seen.push(event.task.status);
+      },
+    });
+    assert.equal(outcome.status, 'completed', JSON.stringify(outcome));
+    const result = resultFromTaskOutcome(outcome);
+    assert.equal(result.isError, false);
+    const saved = result.structuredContent;
+    const check = validator(tools, 'invoke_action_background');
+    assert.ok(check(saved), JSON.stringify(check.errors));
+    assert.equal(saved.diagnostics.outcome, 'success');
+    assert.equal(saved.result.size, FILE_SIZE);
+    assert.deepEqual(JSON.parse(result.content[0].text), saved);
+
+    // The same task, polled again by id, still says completed; the inventory lists it.
+    assert.equal((await getTask(client, taskId)).status, 'completed');
+    // Every state the requester observed on the way is one the server may report.
+    assert.ok(seen.every((s) => s === 'working' || s === 'completed'), seen.join());
+    const listed = await client.callTool({ name: 'list_tasks', arguments: {} });
+    const checkList = validator(tools, 'list_tasks');
+    assert.ok(checkList(listed.structuredContent), JSON.stringify(checkList.errors));
+    const entry = listed.structuredContent.result.tasks.find((t) => t.taskId === taskId);
+    assert.equal(entry?.status, 'completed');
+  } finally {
+    await session.close();
     await client.close();
     fake.stop();
   }
