@@ -16,7 +16,7 @@ mod stream_helpers;
 
 use std::time::Duration;
 
-use fake_snowluma::FakeSnowLuma;
+use fake_snowluma::{FakeSnowLuma, Fault};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientConfig, GetTaskParams,
     UpdateTaskParams,
@@ -245,4 +245,49 @@ async fn cancel_racing_completion_ends_in_one_consistent_state() {
         dirs.downloaded()
     );
     client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_result_over_the_16_mib_record_limit_fails_the_task_with_the_limit_named() {
+    let dirs = Dirs::new("rmcp-tasks-limit");
+    let fake = FakeSnowLuma::start(None).await;
+    // Frames of 1.4 MB each: the collection keeps about 7 MB of them, and the saved tool
+    // result (structuredContent plus its text copy, escaped twice) is far over 16 MiB.
+    fake.set_fault(Some("test_download_stream"), Fault::BigFrames);
+    let client = rmcp_client::connect(TasksClient, command(&fake, &dirs, &[]), true).await;
+    let mut params = CallToolRequestParams::new("invoke_action_background");
+    params.arguments = json!({ "action": "test_download_stream" })
+        .as_object()
+        .cloned();
+    let id = match client.call_tool_once(params).await.expect("tools/call") {
+        CallToolResponse::Task(created) => created.task.task_id,
+        other => panic!("expected a task handle, got {other:?}"),
+    };
+    let done = poll_until_done(&client, &id).await;
+    assert_eq!(
+        done["status"],
+        "failed",
+        "{}",
+        &done.to_string()[..500.min(done.to_string().len())]
+    );
+    let message = done["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("16 MiB"), "{message}");
+    assert!(message.contains("exceeds"), "{message}");
+    let listed = list_tasks(&client).await;
+    assert_eq!(listed["result"]["tasks"][0]["status"], "failed", "{listed}");
+    client.cancel().await.unwrap();
+
+    // The record on disk is valid: a restarted server reports the same failure.
+    let client = rmcp_client::connect(TasksClient, command(&fake, &dirs, &[]), true).await;
+    let again = get(&client, &id).await;
+    assert_eq!(again["status"], "failed");
+    assert_eq!(again["error"]["message"], message.as_str());
+    client.cancel().await.unwrap();
+    for entry in std::fs::read_dir(dirs.root.join("tasks"))
+        .unwrap()
+        .flatten()
+    {
+        let len = entry.metadata().unwrap().len();
+        assert!(len <= 16 * 1024 * 1024, "{:?} is {len} bytes", entry.path());
+    }
 }

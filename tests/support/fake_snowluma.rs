@@ -142,6 +142,10 @@ pub enum Fault {
     ErrorFrame,
     /// Read and record the request, then close the connection unanswered.
     Refuse,
+    /// test_download_stream: each data frame carries 700,000 `"` characters
+    /// (1.4 MB as JSON) instead of "Index-> N", as a SnowLuma streaming large
+    /// frames would; a saved result of them outgrows a 16 MiB task record.
+    BigFrames,
 }
 
 /// What the fake knows about one `upload_file_stream` stream id.

@@ -252,8 +252,14 @@ pub(super) async fn run(job: StreamJob, mut sink: FrameSink) {
     let terminal = match job {
         StreamJob::Terminal(envelope) => envelope,
         StreamJob::Test { error } => {
+            let big = sink.fault == Some(Fault::BigFrames);
             for i in 1..=10 {
-                let packet = json!({"type": "stream", "data": format!("Index-> {i}"), "data_type": "data_chunk"});
+                let data = if big {
+                    "\"".repeat(700_000)
+                } else {
+                    format!("Index-> {i}")
+                };
+                let packet = json!({"type": "stream", "data": data, "data_type": "data_chunk"});
                 if sink.send(packet).await.is_err() {
                     return;
                 }
