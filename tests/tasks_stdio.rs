@@ -1,6 +1,6 @@
 //! Durable background transfers end to end: the built binary over stdio (raw JSON lines)
 //! against the fake SnowLuma. Who is offered the task tools, the start -> poll -> result
-//! exchange, restarts after a kill, the lease, corrupt records, a changed configuration,
+//! exchange, restarts after a kill or SIGTERM, the lease, corrupt records, a changed configuration,
 //! cancellation, the limit of four running tasks and list_tasks pagination.
 
 #[path = "support/fake_snowluma.rs"]
@@ -349,6 +349,61 @@ async fn a_killed_server_reports_the_running_transfer_failed_and_never_replays_i
             .contains("remote outcome unknown")
     );
     // Give a replay every chance to show up: it must not.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(fake.requests_for("download_file_stream").len(), 1);
+    server.finish().await;
+}
+
+#[tokio::test]
+async fn sigterm_stops_a_background_transfer_cleanly_and_the_task_never_stays_working() {
+    let fake = FakeSnowLuma::start(None).await;
+    let file = fake.add_generated_file("term.bin", 200_000, 4);
+    fake.set_fault(Some("download_file_stream"), Fault::StallBody);
+    let dirs = Dirs::new("sigterm");
+    let mut server = spawn(&fake, &dirs, &[]);
+    let created = start(
+        &mut server,
+        1,
+        json!({ "action": "download_file_stream", "params": { "file": file } }),
+    )
+    .await;
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_string();
+    wait_until(Duration::from_secs(10), || {
+        !fake.requests_for("download_file_stream").is_empty()
+    })
+    .await;
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (_, stderr) = server.exited().await;
+    assert!(stderr.contains("SIGTERM"), "{stderr}");
+    let leftovers: Vec<_> = std::fs::read_dir(&dirs.downloads)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".part"))
+        .collect();
+    assert!(leftovers.is_empty(), "partial file removed: {leftovers:?}");
+
+    // After a restart the task has a final state (cancelled if its record was written before
+    // the exit, else failed with an unknown remote outcome), and nothing is replayed.
+    fake.clear_faults();
+    let mut server = spawn(&fake, &dirs, &[]);
+    let after = get(&mut server, 1, &task_id).await;
+    let task = &after["result"];
+    match task["status"].as_str() {
+        Some("cancelled") => {}
+        Some("failed") => assert!(
+            task["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("remote outcome unknown"),
+            "{after}"
+        ),
+        _ => panic!("a stopped transfer must not look working or completed: {after}"),
+    }
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(fake.requests_for("download_file_stream").len(), 1);
     server.finish().await;
