@@ -238,3 +238,29 @@ async fn sigint_resets_a_stuck_upload_and_reports_no_success() {
         "{requests:?}"
     );
 }
+
+#[tokio::test]
+async fn a_second_server_starting_on_the_directory_keeps_a_live_part_file() {
+    let dirs = Dirs::new("part-live");
+    let fake = FakeSnowLuma::start(None).await;
+    let bytes = pseudo_random(64_000, 9);
+    let file = fake.add_file("live.bin", bytes.clone());
+    let mut writer = spawn(&fake, &dirs, &[("SNOWLUMA_MCP_TEST_WRITE_DELAY_MS", "300")]);
+    writer
+        .send(&call(1, json!({ "action": "download_file_stream", "params": { "file": file, "chunk_size": 16384 } })))
+        .await;
+    wait_until(Duration::from_secs(10), || has_part(&dirs.downloads)).await;
+    assert!(has_part(&dirs.downloads));
+    // Another server starts on the same directory while the download is being written: its
+    // crash clean-up must leave the live .part file alone.
+    let mut other = spawn(&fake, &dirs, &[]);
+    let ping = other.request(1, "ping", json!({})).await;
+    assert!(ping.get("result").is_some(), "{ping}");
+    assert!(has_part(&dirs.downloads), "the live .part file survived");
+    let body = structured(&writer.wait_for_id(&json!(1)).await);
+    assert_eq!(body["diagnostics"]["outcome"], "success", "{body}");
+    let saved = body["result"]["path"].as_str().unwrap();
+    assert_eq!(std::fs::read(saved).unwrap(), bytes);
+    writer.finish().await;
+    other.finish().await;
+}

@@ -5,7 +5,8 @@
 //!   refused unless it is a real directory (not a symlink) owned by this user with no group or
 //!   other access, so another local user cannot pre-create or watch it.
 //! - Downloads are written to `<name>.part` and renamed when complete; `.part` files left by a
-//!   crash are removed at start-up, so they never count against the quota.
+//!   crash are removed at start-up, so they never count against the quota. A `.part` file a
+//!   live server sharing the directory is writing is locked by it and kept.
 //! - The quota is kept by [`DirQuota`]: each chunk is reserved and written while holding an
 //!   exclusive lock on `.snowluma-mcp.lock` in the directory, and the reservation is checked
 //!   against the bytes the directory holds at that moment (completed files plus every live
@@ -29,19 +30,73 @@ pub const LOCK_FILE: &str = ".snowluma-mcp.lock";
 
 /// Creates `dir` when absent (0700), checks it is private to this user, and removes `.part`
 /// files a crashed run left behind. Returns how many leftovers were removed.
+///
+/// A `.part` file another live server (sharing the directory) is still writing is kept: its
+/// writer holds an exclusive lock on it for as long as it writes (see [`create_part`]), and
+/// the lock vanishes with the process, so a file whose lock can be taken is a crash leftover.
+/// The scan runs under the directory lock, which [`create_part`] also holds between creating
+/// and locking a file, so a file is never seen in that gap.
 pub fn prepare_download_dir(dir: &Path) -> Result<usize, String> {
     ensure_private_dir(dir)?;
-    let mut removed = 0;
-    let entries = fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let is_part = name.to_string_lossy().ends_with(PART_SUFFIX);
-        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-        if is_part && is_file && fs::remove_file(entry.path()).is_ok() {
-            removed += 1;
+    let scan = || -> Result<usize, String> {
+        let mut removed = 0;
+        let entries =
+            fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let is_part = name.to_string_lossy().ends_with(PART_SUFFIX);
+            let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+            if !(is_part && is_file) {
+                continue;
+            }
+            let abandoned = match File::open(entry.path()) {
+                // Held while removing, so no writer can adopt it meanwhile.
+                Ok(file) => match file.try_lock_exclusive() {
+                    Ok(true) => Some(file),
+                    _ => continue, // a live writer holds it
+                },
+                Err(_) => None,
+            };
+            if fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            }
+            drop(abandoned);
         }
-    }
-    Ok(removed)
+        Ok(removed)
+    };
+    with_dir_lock(dir, scan)
+        .map_err(|e| format!("cannot lock {}: {e}", dir.join(LOCK_FILE).display()))?
+}
+
+/// Runs `work` holding the exclusive directory lock (`.snowluma-mcp.lock`). Blocking.
+fn with_dir_lock<T>(dir: &Path, work: impl FnOnce() -> T) -> std::io::Result<T> {
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(LOCK_FILE))?;
+    lock.lock_exclusive()?;
+    let result = work();
+    let _ = FileExt::unlock(&lock);
+    Ok(result)
+}
+
+/// Creates `path` (a new `.part` file, 0600, never replacing one) and locks it exclusively for
+/// as long as the returned handle lives, both under the directory lock, so the start-up
+/// clean-up of another server sharing the directory never removes it. Blocking.
+pub fn create_part(dir: &Path, path: &Path) -> std::io::Result<File> {
+    with_dir_lock(dir, || {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(path)?;
+        if let Err(error) = file.lock_exclusive() {
+            let _ = fs::remove_file(path);
+            return Err(error);
+        }
+        Ok(file)
+    })?
 }
 
 /// Creates `dir` (0700) when absent, then refuses it unless it is private to this user.

@@ -347,7 +347,8 @@ struct PartialFile {
 
 impl PartialFile {
     /// A new `.part` file named after the remote name's safe characters plus a random suffix,
-    /// created exclusively (0600) so an existing file is never overwritten.
+    /// created exclusively (0600) so an existing file is never overwritten, and locked while
+    /// it is written (see [`super::dir::create_part`]).
     fn create(dir: &Path, remote: &str) -> std::io::Result<PartialFile> {
         let (stem, extension) = safe_name(remote);
         for _ in 0..8 {
@@ -355,11 +356,7 @@ impl PartialFile {
                 "{stem}-{}{extension}{PART_SUFFIX}",
                 random_hex::<4>()
             ));
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            match options.open(&part) {
+            match super::dir::create_part(dir, &part) {
                 Ok(file) => {
                     return Ok(PartialFile {
                         dir: dir.to_path_buf(),
