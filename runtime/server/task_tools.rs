@@ -339,10 +339,13 @@ pub fn cancel(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
     }
 }
 
-/// `tasks/update` only answers outstanding input requests (the feature contract). Background
-/// transfers never ask for input, so a known task has none: -32602 saying so (kind
-/// `invalid_arguments`) rather than an acknowledgement that would suggest something was
-/// delivered. An unknown task is -32602 too (kind `unknown_task`).
+/// `tasks/update` carries answers to a task's outstanding input requests. The 2026-07-28
+/// tasks extension makes it an acknowledgement that ignores unknown or already answered keys,
+/// and background transfers never ask for input, so for a known task every key is unknown:
+/// acknowledged, nothing delivered, the task unchanged. An unknown task is -32602.
 pub fn update(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
-    manager.update(id).map_err(task_error_data)
+    match manager.update(id) {
+        Err(TaskError::NoInputRequested { .. }) | Ok(()) => Ok(()),
+        Err(err) => Err(task_error_data(err)),
+    }
 }
