@@ -41,6 +41,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Allow/deny lists and toolsets name catalog entries; an unknown one stops start-up here.
+    if let Err(error) = snowluma_mcp::exec::ActionPolicy::resolve(&config.actions) {
+        eprintln!("snowluma-mcp: configuration error: {error}");
+        return ExitCode::from(2);
+    }
     let filter = match EnvFilter::try_new(&config.log) {
         Ok(filter) => filter,
         Err(error) => {
