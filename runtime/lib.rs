@@ -11,6 +11,7 @@
 //! diagnostics, error kinds), [`config`] and [`ids`].
 
 pub mod catalog;
+pub mod cli;
 pub mod config;
 pub mod events;
 pub mod exec;
