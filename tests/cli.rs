@@ -96,7 +96,10 @@ async fn check_reports_a_good_setup_and_each_problem() {
     let fake = FakeSnowLuma::start(Some(TOKEN)).await;
     let url = fake.url.clone();
     let (code, report) = tokio::task::spawn_blocking(move || {
-        check(&[("SNOWLUMA_MCP_ENDPOINT", &url), ("SNOWLUMA_MCP_TOKEN", TOKEN)])
+        check(&[
+            ("SNOWLUMA_MCP_ENDPOINT", &url),
+            ("SNOWLUMA_MCP_TOKEN", TOKEN),
+        ])
     })
     .await
     .unwrap();
