@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
+mod actions;
 mod events_url;
+pub use actions::ActionSelection;
 pub use events_url::EventsUrl;
 
 /// What the server may do. Decided once at start-up; every call is checked against it.
@@ -115,6 +117,21 @@ struct Flags {
     #[arg(long, env = "SNOWLUMA_MCP_MAX_CALLS", default_value_t = 32)]
     max_calls: usize,
 
+    /// Comma-separated actions, aliases or `category:<id>` that may run; unset allows every
+    /// action the mode allows
+    #[arg(long, env = "SNOWLUMA_MCP_ALLOW_ACTIONS")]
+    allow_actions: Option<String>,
+
+    /// Comma-separated actions, aliases or `category:<id>` that never run (wins over the allow
+    /// list), e.g. bot_exit,send_packet
+    #[arg(long, env = "SNOWLUMA_MCP_DENY_ACTIONS")]
+    deny_actions: Option<String>,
+
+    /// Comma-separated categories (or `all`) whose actions are also listed as one typed tool
+    /// each, e.g. message,group_info
+    #[arg(long, env = "SNOWLUMA_MCP_TOOLSETS")]
+    toolsets: Option<String>,
+
     /// Log filter for stderr (tracing syntax), e.g. `info` or `debug,rmcp=warn`
     #[arg(long, env = "SNOWLUMA_MCP_LOG", default_value = "info,rmcp=warn")]
     log: String,
@@ -168,6 +185,8 @@ pub struct Config {
     pub streams: StreamConfig,
     /// Where durable background tasks live; `None` disables them. Write mode only.
     pub task_dir: Option<PathBuf>,
+    /// Allow and deny lists and typed toolsets, resolved against the catalog by exec.
+    pub actions: ActionSelection,
     pub log: String,
 }
 
@@ -289,6 +308,11 @@ impl Config {
             .filter(|u| !u.trim().is_empty())
             .map(|u| EventsUrl::parse(&u))
             .transpose()?;
+        let actions = ActionSelection::parse(
+            flags.allow_actions.as_deref(),
+            flags.deny_actions.as_deref(),
+            flags.toolsets.as_deref(),
+        )?;
         Ok(Config {
             mode,
             endpoint,
@@ -307,6 +331,7 @@ impl Config {
                 shutdown: Shutdown::default(),
             },
             task_dir,
+            actions,
             log: flags.log,
         })
     }

@@ -3,6 +3,7 @@
 //!
 //! Layers, top to bottom; data flows one way and no module imports one above it:
 //! [`server`] (the only code that knows rmcp: handler, transports, tool registry, sessions),
+//! [`cli`] (the terminal subcommands `catalog` and `check`, and the terminal hint),
 //! [`input`] (completing missing parameters), [`preview`] (the `preview_message` draft
 //! builder and its bundled MCP Apps panel), [`exec`] (the one execution pipeline and its
 //! gate), [`tasks`] (durable background tasks), [`events`] (SnowLuma's WebSocket events, buffers and cursors), [`streams`] (downloads, uploads, frame
@@ -11,6 +12,7 @@
 //! diagnostics, error kinds), [`config`] and [`ids`].
 
 pub mod catalog;
+pub mod cli;
 pub mod config;
 pub mod events;
 pub mod exec;

@@ -34,6 +34,11 @@ fn is_chatty(meta: &tracing::Metadata<'_>) -> bool {
 }
 
 fn main() -> ExitCode {
+    // `catalog` and `check` are terminal subcommands; anything else serves MCP.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(status) = snowluma_mcp::cli::dispatch(&args) {
+        return status;
+    }
     let config = match Config::from_args() {
         Ok(config) => config,
         Err(error) => {
@@ -41,6 +46,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Allow/deny lists and toolsets name catalog entries; an unknown one stops start-up here.
+    if let Err(error) = snowluma_mcp::exec::ActionPolicy::resolve(&config.actions) {
+        eprintln!("snowluma-mcp: configuration error: {error}");
+        return ExitCode::from(2);
+    }
     let filter = match EnvFilter::try_new(&config.log) {
         Ok(filter) => filter,
         Err(error) => {
@@ -124,6 +134,9 @@ async fn serve(config: Config) -> ExitCode {
         }
     }
     let shutdown = config.streams.shutdown.clone();
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("{}", snowluma_mcp::cli::TERMINAL_HINT);
+    }
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let transport = StdioTransport::new(stdin, stdout);
     let server = match SnowlumaServer::new(config) {
@@ -154,6 +167,9 @@ async fn serve(config: Config) -> ExitCode {
                 signal = termination() => drain(&shutdown, signal).await,
             }
         }
+        // A client (or a person pressing Ctrl-D) that closes stdin before `initialize` has
+        // simply gone away: not an error.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!(%error, "the MCP session ended before it started");
             ExitCode::FAILURE

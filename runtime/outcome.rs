@@ -64,6 +64,8 @@ error_kinds! {
     UnknownAction = "unknown_action", "the action is neither a name nor an alias in the bundled catalog", "use a suggested name, or find the action with search_actions";
     /// The server's mode (or the tool used) does not allow the call.
     Mode = "mode", "the server's mode, or the tool used, does not allow this action", "use the tool the message names, or change SNOWLUMA_MCP_MODE";
+    /// SNOWLUMA_MCP_DENY_ACTIONS names the action, or SNOWLUMA_MCP_ALLOW_ACTIONS does not.
+    Denied = "denied", "this server's allow or deny list does not let the action run; nothing was sent", "use another action, or change the setting the message names";
     UploadDisabled = "upload_disabled", "automatic upload needs SNOWLUMA_MCP_UPLOAD_ROOT", "set SNOWLUMA_MCP_UPLOAD_ROOT, or send chunk calls yourself";
     /// `execution.input_file` was refused (outside the root, missing, unreadable, not a file).
     InputFile = "input_file", "execution.input_file cannot be uploaded", "pass a regular, readable file inside SNOWLUMA_MCP_UPLOAD_ROOT";

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Top-level runtime modules, top to bottom: each may import only modules listed after it.
 /// `server` (and `main.rs`) sit on top.
 const LAYERS: &[&str] = &[
-    "server", "input", "preview", "exec", "tasks", "events", "streams", "onebot", "catalog",
+    "server", "cli", "input", "preview", "exec", "tasks", "events", "streams", "onebot", "catalog",
     "trace", "outcome", "config", "ids",
 ];
 

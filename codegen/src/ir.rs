@@ -33,6 +33,8 @@ pub struct Action {
     pub category: usize,
     pub summary: String,
     pub notes: Option<String>,
+    /// What the action can do to the SnowLuma host, for actions worth denying.
+    pub danger: Option<String>,
     pub read_only: bool,
     pub stream: StreamKind,
     pub keywords: Vec<String>,
@@ -108,6 +110,7 @@ pub fn lower(spec: &Spec) -> Catalog {
                 category: category_index(&a.category),
                 summary: a.summary.trim().to_string(),
                 notes: a.notes.as_ref().map(|n| n.trim().to_string()),
+                danger: a.danger.as_ref().map(|d| d.trim().to_string()),
                 read_only: a.read_only,
                 stream: a.stream,
                 keywords: a.keywords.clone(),

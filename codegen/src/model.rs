@@ -33,6 +33,10 @@ pub struct ActionFile {
     pub summary: String,
     #[serde(default)]
     pub notes: Option<String>,
+    /// Why calling this action can hurt the SnowLuma host (process exit, raw packets, host
+    /// files, cache wipes); shown by get_action and recommended for a deny list.
+    #[serde(default)]
+    pub danger: Option<String>,
     pub read_only: bool,
     #[serde(default)]
     pub stream: StreamKind,

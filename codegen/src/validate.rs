@@ -117,6 +117,13 @@ impl ActionCheck<'_> {
         if action.summary.trim().is_empty() {
             self.fail("summary", "must not be empty", None);
         }
+        if action.danger.as_ref().is_some_and(|d| d.trim().is_empty()) {
+            self.fail(
+                "danger",
+                "must not be empty; say what the action can do to the host, or drop the field",
+                None,
+            );
+        }
         for (i, keyword) in action.keywords.iter().enumerate() {
             if keyword.trim().is_empty() {
                 self.fail(&format!("keywords[{i}]"), "must not be empty", None);

@@ -65,7 +65,7 @@ fn run_writes_only_changed_files() {
     let out = std::env::temp_dir().join(format!("snowluma-codegen-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let written = snowluma_mcp_codegen::run(&spec, &out).unwrap();
-    assert_eq!(written.len(), 4, "first run writes every file");
+    assert_eq!(written.len(), 5, "first run writes every file");
     let again = snowluma_mcp_codegen::run(&spec, &out).unwrap();
     assert!(
         again.is_empty(),

@@ -17,3 +17,9 @@ pub mod params {
 pub mod search_index {
     include!(concat!(env!("CARGO_MANIFEST_DIR"), "/generated/search_index.rs"));
 }
+
+#[rustfmt::skip]
+#[allow(clippy::all, clippy::pedantic, unused_imports)]
+pub mod tools {
+    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/generated/tools.rs"));
+}

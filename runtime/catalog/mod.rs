@@ -3,6 +3,7 @@
 
 mod checks;
 mod coerce;
+pub mod complete;
 pub mod facade;
 mod generated;
 mod js_number;
@@ -15,6 +16,18 @@ use serde_json::{Map, Value};
 pub use coerce::{FromParams, ParamError};
 pub use generated::actions::{ACTIONS, CATALOG_JSON, CATALOG_VERSION, CATEGORIES};
 pub use generated::params;
+pub use generated::tools::ACTION_TOOLS;
+
+/// One action's typed MCP tool (generated/tools.rs), index-aligned with [`ACTIONS`].
+pub struct ActionTool {
+    /// The action's name, which is the tool's name.
+    pub name: &'static str,
+    pub description: &'static str,
+    /// The action's params schema, as JSON text.
+    pub input_schema: &'static str,
+    /// SnowLuma's envelope with the action's returnsSchema as `data`, as JSON text.
+    pub envelope_schema: &'static str,
+}
 
 /// How SnowLuma answers an action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +67,8 @@ pub struct ActionMeta {
     pub category: usize,
     pub summary: &'static str,
     pub read_only: bool,
+    /// What the action can do to the SnowLuma host, for actions a deny list should name.
+    pub danger: Option<&'static str>,
     pub stream: StreamKind,
     pub required: &'static [&'static str],
     pub contract: (u32, u32),
@@ -86,6 +101,7 @@ impl ActionMeta {
             stream: self.is_stream(),
             stream_kind: self.is_stream().then(|| self.stream.as_str()),
             score: None,
+            denied: None,
         }
     }
 
@@ -283,6 +299,9 @@ pub struct CompactEntry {
     /// Keyword relevance (keywords mode only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<u32>,
+    /// True when this server's allow or deny list keeps the action from running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denied: Option<bool>,
 }
 
 /// A listing or search result page.

@@ -22,6 +22,7 @@ mod connection;
 mod error;
 mod filter;
 mod hub;
+mod probe;
 
 pub use crate::config::EventsUrl;
 pub use buffer::{MAX_BUFFERED_BYTES, MAX_BUFFERED_EVENTS};
@@ -29,6 +30,7 @@ pub use connection::{ConnectionStatus, MAX_FRAME_BYTES, StopReason};
 pub use error::EventsError;
 pub use filter::{EventFilter, EventType, MAX_FILTER_IDS, SubscribeRequest};
 pub use hub::{EventHub, MAX_RESOURCES, MAX_WAIT_LIMIT, MAX_WAIT_MS};
+pub use probe::probe;
 
 pub(crate) use hub::HubShared;
 

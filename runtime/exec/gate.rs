@@ -3,7 +3,8 @@
 //! which can name the right tool or mode for the action at hand), whether or not the tool
 //! was listed.
 
-use crate::catalog::Resolved;
+use super::policy::{ActionPolicy, Denial};
+use crate::catalog::{ActionMeta, Resolved};
 use crate::config::Mode;
 use crate::outcome::{ErrorKind, ToolReply};
 
@@ -129,11 +130,49 @@ pub fn tool_gate(tool: &str, access: Access, setup: Setup) -> Result<(), ToolRep
     ))
 }
 
+/// The executing tool whose gate an action's typed tool (`SNOWLUMA_MCP_TOOLSETS`) passes:
+/// query_action for read-only ordinary actions, invoke_action for writes and streams.
+pub fn action_tool_entry(action: &ActionMeta) -> Entry {
+    if action.read_only && !action.is_stream() {
+        Entry::Query
+    } else {
+        Entry::Invoke
+    }
+}
+
 /// Whether an action may run through a tool in a mode: read-only actions through
 /// `query_action` in read or write mode, everything else through `invoke_action` in write
 /// mode, stream actions in write mode only.
-pub fn action_gate(entry: Entry, mode: Mode, resolved: Resolved) -> Result<(), ToolReply> {
+///
+/// The allow and deny lists come first: a denied action is refused in every mode, by every
+/// executing tool, with the setting that denies it.
+pub fn action_gate(
+    entry: Entry,
+    mode: Mode,
+    policy: &ActionPolicy,
+    resolved: Resolved,
+) -> Result<(), ToolReply> {
     let action = resolved.meta;
+    if let Some(denial) = policy.denial(resolved.index) {
+        let setting = denial.setting();
+        return Err(ToolReply::error(
+            ErrorKind::Denied,
+            match denial {
+                Denial::Denied => format!(
+                    "`{}` is denied on this server by {setting}; nothing was sent",
+                    action.name
+                ),
+                Denial::NotAllowed => format!(
+                    "`{}` is not in {setting}, the list of actions this server may run; nothing was sent",
+                    action.name
+                ),
+            },
+            format!(
+                "use another action, or change {setting} in the MCP client's server configuration (get_action still documents `{}`)",
+                action.name
+            ),
+        ));
+    }
     if !mode.executes() {
         return Err(ToolReply::error(
             ErrorKind::Mode,
@@ -253,13 +292,26 @@ mod tests {
         let read = resolve("get_status").unwrap();
         let write = resolve("send_group_msg").unwrap();
         let stream = resolve("download_file_stream").unwrap();
-        assert!(action_gate(Entry::Query, Mode::Read, read).is_ok());
-        assert!(action_gate(Entry::Query, Mode::Docs, read).is_err());
-        assert!(action_gate(Entry::Query, Mode::Write, write).is_err());
-        assert!(action_gate(Entry::Invoke, Mode::Read, write).is_err());
-        assert!(action_gate(Entry::Invoke, Mode::Write, write).is_ok());
-        assert!(action_gate(Entry::Query, Mode::Write, stream).is_err());
-        assert!(action_gate(Entry::Invoke, Mode::Write, stream).is_ok());
+        let open = ActionPolicy::default();
+        assert!(action_gate(Entry::Query, Mode::Read, &open, read).is_ok());
+        assert!(action_gate(Entry::Query, Mode::Docs, &open, read).is_err());
+        assert!(action_gate(Entry::Query, Mode::Write, &open, write).is_err());
+        assert!(action_gate(Entry::Invoke, Mode::Read, &open, write).is_err());
+        assert!(action_gate(Entry::Invoke, Mode::Write, &open, write).is_ok());
+        assert!(action_gate(Entry::Query, Mode::Write, &open, stream).is_err());
+        assert!(action_gate(Entry::Invoke, Mode::Write, &open, stream).is_ok());
+        let selection =
+            crate::config::ActionSelection::parse(None, Some("get_status"), None).unwrap();
+        let deny = ActionPolicy::resolve(&selection).unwrap();
+        let refusal = action_gate(Entry::Query, Mode::Write, &deny, read).unwrap_err();
+        assert_eq!(refusal.diagnostics.kind, Some(ErrorKind::Denied));
+        assert!(
+            refusal
+                .diagnostics
+                .message
+                .unwrap()
+                .contains("SNOWLUMA_MCP_DENY_ACTIONS")
+        );
         let read = Setup {
             mode: Mode::Read,
             events: false,

@@ -8,6 +8,7 @@
 mod check;
 mod classify;
 pub mod gate;
+pub mod policy;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ use crate::trace::TraceContext;
 pub use check::ConnectionCheck;
 pub use classify::{classify, unknown_action};
 pub use gate::{Access, Capability, ClientCapabilities, Entry, Requirement, Setup};
+pub use policy::{ActionPolicy, Denial};
 
 /// Arguments of `query_action` and `invoke_action`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -81,6 +83,8 @@ const UPLOAD_MANAGED: &[&str] = &[
 /// Runs actions for the whole process; shared by every session.
 pub struct Executor {
     mode: Mode,
+    /// The allow and deny lists and typed toolsets, resolved at start-up.
+    policy: ActionPolicy,
     /// Present in read and write mode only; docs mode has no way to reach SnowLuma.
     client: Option<OneBotClient>,
     streams: Streams,
@@ -101,8 +105,10 @@ impl Executor {
             (None, true) => return Err("execution needs SNOWLUMA_MCP_ENDPOINT".into()),
             (_, false) => None,
         };
+        let policy = ActionPolicy::resolve(&config.actions)?;
         Ok(Executor {
             mode: config.mode,
+            policy,
             client,
             streams: Streams::new(config.streams.clone()),
             calls: Arc::new(Semaphore::new(config.max_calls)),
@@ -112,6 +118,15 @@ impl Executor {
 
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    pub fn policy(&self) -> &ActionPolicy {
+        &self.policy
+    }
+
+    /// The gate for one action through one executing tool (mode, allow and deny lists).
+    pub fn gate(&self, entry: Entry, resolved: Resolved) -> Result<(), ToolReply> {
+        gate::action_gate(entry, self.mode, &self.policy, resolved)
     }
 
     /// The execution fields of the runtime overview; `None` in docs mode.
@@ -130,7 +145,7 @@ impl Executor {
     /// task whose record is written before it runs. `run` repeats them; they are cheap.
     pub fn preflight(&self, entry: Entry, args: &ActionArgs) -> Result<Resolved, ToolReply> {
         let resolved = catalog::lookup(&args.action).map_err(unknown_action)?;
-        gate::action_gate(entry, self.mode, resolved)?;
+        self.gate(entry, resolved)?;
         if self.client.is_none() {
             return Err(ToolReply::error(
                 ErrorKind::Mode,
@@ -155,7 +170,7 @@ impl Executor {
             Ok(resolved) => resolved,
             Err(unknown) => return unknown_action(unknown),
         };
-        if let Err(refusal) = gate::action_gate(entry, self.mode, resolved) {
+        if let Err(refusal) = self.gate(entry, resolved) {
             return refusal;
         }
         let Some(client) = &self.client else {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::{self, ACTIONS, CATALOG_VERSION, CATEGORIES, Filter, Page, search};
 use crate::config::Mode;
-use crate::exec::{ConnectionCheck, ExecutionOverview, unknown_action};
+use crate::exec::{ActionPolicy, ConnectionCheck, ExecutionOverview, unknown_action};
 use crate::outcome::{ErrorKind, Outcome, ToolReply, parse_args};
 
 type Args = Option<Map<String, Value>>;
@@ -253,6 +253,15 @@ pub struct ActionContract {
     pub summary: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// What the action can do to the SnowLuma host; worth a deny list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub danger: Option<String>,
+    /// True when this server's allow or deny list keeps the action from running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub denied: Option<bool>,
+    /// The setting that denies it (with `denied` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub denied_by: Option<String>,
     pub read_only: bool,
     pub stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -282,7 +291,7 @@ pub struct Example {
     pub notes: Option<String>,
 }
 
-pub fn get_action(args: Args) -> ToolReply {
+pub fn get_action(args: Args, policy: &ActionPolicy) -> ToolReply {
     let run = || -> Result<ToolReply, ToolReply> {
         let args: GetActionArgs = parse_args("get_action", args)?;
         let resolved = catalog::lookup(&args.name).map_err(unknown_action)?;
@@ -298,6 +307,10 @@ pub fn get_action(args: Args) -> ToolReply {
                 )
             })?;
         contract.requested_alias = resolved.alias.map(str::to_string);
+        if let Some(denial) = policy.denial(resolved.index) {
+            contract.denied = Some(true);
+            contract.denied_by = Some(denial.setting().to_string());
+        }
         Ok(reply(&contract))
     };
     run().unwrap_or_else(|e| e)
@@ -405,4 +418,27 @@ pub fn check_connection_refused() -> ToolReply {
         "check_connection needs read or write mode; this server runs in docs mode and never opens a connection",
         "set SNOWLUMA_MCP_ENDPOINT (and SNOWLUMA_MCP_MODE=read or write) in the MCP client's server configuration",
     )
+}
+
+/// Marks the entries of a listing or search result that this server's allow or deny list keeps
+/// from running (`denied: true`); without such a list the result is left as it is.
+pub fn mark_denied(mut reply: ToolReply, policy: &ActionPolicy) -> ToolReply {
+    if !policy.denies_any() {
+        return reply;
+    }
+    let entries = reply
+        .result
+        .get_mut("actions")
+        .and_then(Value::as_array_mut);
+    for entry in entries.into_iter().flatten() {
+        let denied = entry
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(catalog::resolve)
+            .is_some_and(|r| policy.denial(r.index).is_some());
+        if denied && let Some(entry) = entry.as_object_mut() {
+            entry.insert("denied".into(), Value::Bool(true));
+        }
+    }
+    reply
 }

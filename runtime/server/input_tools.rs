@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::registry::{Answer, Call};
 use crate::catalog;
-use crate::exec::{self, ActionArgs, Entry, gate};
+use crate::exec::{self, ActionArgs, Entry};
 use crate::input::{self, INPUT_REQUEST_KEY, InputError};
 use crate::outcome::{ErrorKind, ToolReply, parse_args};
 
@@ -47,7 +47,7 @@ pub async fn execute_with_input(entry: Entry, mut call: Call<'_>) -> Answer {
         Ok(resolved) => resolved,
         Err(unknown) => return Answer::Reply(exec::unknown_action(unknown)),
     };
-    if let Err(refusal) = gate::action_gate(entry, call.shared.executor.mode(), resolved) {
+    if let Err(refusal) = call.shared.executor.gate(entry, resolved) {
         return Answer::Reply(refusal);
     }
     let missing = input::missing_fields(resolved.meta, &args);

@@ -2,6 +2,7 @@
 //! serving both protocol generations, the stdio transport, era and cache-hint policy, the
 //! tool registry, and the rendering of tool replies into MCP results.
 
+mod action_tools;
 mod docs;
 mod event_resources;
 mod event_routes;
@@ -20,11 +21,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
-    GetTaskResult, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CompletionInfo, GetTaskParams, GetTaskResult, Implementation, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -165,6 +167,45 @@ impl SnowlumaServer {
     }
 }
 
+impl SnowlumaServer {
+    /// A call of a typed action tool: the same pipeline and gate as query_action /
+    /// invoke_action, rendered like every tool result.
+    async fn call_action_tool(
+        &self,
+        action: crate::catalog::Resolved,
+        request: CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+        trace: &TraceContext,
+        started: Instant,
+    ) -> CallToolResponse {
+        let call = Call {
+            shared: &self.shared,
+            session: &self.session,
+            args: request.arguments,
+            trace,
+            cancel: &ctx.ct,
+            progress: progress::for_request(&ctx.peer, ctx.meta.get_progress_token()),
+            input: InputRound {
+                caps: request_capabilities(ctx),
+                modern: is_modern(ctx),
+                request_state: None,
+                input_responses: None,
+                peer: &ctx.peer,
+            },
+        };
+        let reply = action_tools::call(action, call).await;
+        trace::log_call(
+            action.meta.name,
+            trace,
+            reply.outcome().as_str(),
+            reply.diagnostics.kind,
+            started.elapsed(),
+        );
+        let meta = result_meta(ctx).unwrap_or_default();
+        render::into_result(reply, trace, meta).into()
+    }
+}
+
 impl ServerHandler for SnowlumaServer {
     fn get_info(&self) -> ServerConfig {
         let builder = ServerCapabilities::builder()
@@ -178,6 +219,8 @@ impl ServerHandler for SnowlumaServer {
             (false, true) => builder.enable_tasks().build(),
             (false, false) => builder.build(),
         };
+        // Completion of action names for the action resource template.
+        capabilities.completions = Some(JsonObject::new());
         // MCP Apps: the preview_message panel (offered only to clients that render it).
         capabilities
             .extensions
@@ -203,11 +246,12 @@ impl ServerHandler for SnowlumaServer {
         let mode = self.shared.config.mode;
         let setup = self.shared.setup();
         let caps = self.capabilities(&ctx);
-        let tools = registry::TOOLS
+        let mut tools: Vec<rmcp::model::Tool> = registry::TOOLS
             .iter()
             .filter(|t| t.available(setup, &caps))
             .map(|t| t.definition(mode, &caps))
             .collect();
+        tools.extend(action_tools::definitions(&self.shared));
         let mut result = ListToolsResult::with_all_items(tools);
         result.meta = result_meta(&ctx);
         // Private: the list depends on this server's mode and the client's capabilities.
@@ -222,6 +266,13 @@ impl ServerHandler for SnowlumaServer {
         let started = Instant::now();
         let trace = TraceContext::start(ctx.meta.get("traceparent"), ctx.meta.get("tracestate"));
         let name = request.name.as_ref();
+        if registry::find(name).is_none()
+            && let Some(action) = action_tools::find(&self.shared, name)
+        {
+            return Ok(self
+                .call_action_tool(action, request, &ctx, &trace, started)
+                .await);
+        }
         let Some(tool) = registry::find(name) else {
             trace::log_call(
                 "unknown",
@@ -281,6 +332,41 @@ impl ServerHandler for SnowlumaServer {
         );
         let meta = result_meta(&ctx).unwrap_or_default();
         Ok(render::into_result(reply, &trace, meta).into())
+    }
+
+    /// `completion/complete`: action names and aliases for the action resource template
+    /// (argument `name`, or `action`).
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let Reference::Resource(template) = &request.r#ref else {
+            return Err(ErrorData::invalid_params(
+                "this server has no prompts; completion is offered for the resource template \
+                 snowluma://onebot/actions/{name}",
+                None,
+            ));
+        };
+        if template.uri != ACTION_URI_TEMPLATE
+            || !matches!(request.argument.name.as_str(), "name" | "action")
+        {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no completions for `{}` of {}; completion is offered for the `name` argument of {ACTION_URI_TEMPLATE}",
+                    request.argument.name, template.uri
+                ),
+                None,
+            ));
+        }
+        let (values, total) = crate::catalog::complete::complete(&request.argument.value);
+        let has_more = total > values.len();
+        let values = values.into_iter().map(str::to_string).collect();
+        let completion = CompletionInfo::with_pagination(values, Some(total as u32), has_more)
+            .map_err(|error| ErrorData::internal_error(error, None))?;
+        let mut result = CompleteResult::new(completion);
+        result.meta = result_meta(&ctx);
+        Ok(result)
     }
 
     async fn get_task(

@@ -158,7 +158,12 @@ pub static TOOLS: &[ToolSpec] = &[
         read_only: true,
         open_world: never,
         apps_meta: None,
-        handler: |call| Box::pin(async move { Answer::Reply(docs::list_actions(call.args)) }),
+        handler: |call| {
+            Box::pin(async move {
+                let policy = call.shared.executor.policy();
+                Answer::Reply(docs::mark_denied(docs::list_actions(call.args), policy))
+            })
+        },
     },
     ToolSpec {
         name: "search_actions",
@@ -175,7 +180,12 @@ pub static TOOLS: &[ToolSpec] = &[
         read_only: true,
         open_world: never,
         apps_meta: None,
-        handler: |call| Box::pin(async move { Answer::Reply(docs::search_actions(call.args)) }),
+        handler: |call| {
+            Box::pin(async move {
+                let policy = call.shared.executor.policy();
+                Answer::Reply(docs::mark_denied(docs::search_actions(call.args), policy))
+            })
+        },
     },
     ToolSpec {
         name: "get_action",
@@ -190,7 +200,11 @@ pub static TOOLS: &[ToolSpec] = &[
         read_only: true,
         open_world: never,
         apps_meta: None,
-        handler: |call| Box::pin(async move { Answer::Reply(docs::get_action(call.args)) }),
+        handler: |call| {
+            Box::pin(async move {
+                Answer::Reply(docs::get_action(call.args, call.shared.executor.policy()))
+            })
+        },
     },
     ToolSpec {
         name: "list_categories",
@@ -461,7 +475,7 @@ fn envelope_branch() -> Value {
 
 /// A JSON object that is not a OneBot envelope (no `status` or no `retcode`) and none of
 /// `others`: returned as received with `diagnostics.kind: "unconfirmed"`.
-fn unconfirmed_branch(others: &[Value]) -> Value {
+pub(super) fn unconfirmed_branch(others: &[Value]) -> Value {
     let mut excluded = vec![serde_json::json!({ "required": ["status", "retcode"] })];
     excluded.extend(
         others

@@ -20,6 +20,10 @@ pub fn emit(catalog: &Catalog, ranges: &[(usize, usize)]) -> TokenStream {
         let category = a.category;
         let summary = &a.summary;
         let read_only = a.read_only;
+        let danger = match &a.danger {
+            Some(danger) => quote! { Some(#danger) },
+            None => quote! { None },
+        };
         let stream = Ident::new(
             match a.stream {
                 StreamKind::None => "None",
@@ -50,6 +54,7 @@ pub fn emit(catalog: &Catalog, ranges: &[(usize, usize)]) -> TokenStream {
                 category: #category,
                 summary: #summary,
                 read_only: #read_only,
+                danger: #danger,
                 stream: StreamKind::#stream,
                 required: &[#(#required),*],
                 contract: (#start, #end),

@@ -58,6 +58,9 @@ fn contract(catalog: &Catalog, action: &Action) -> Value {
     if let Some(notes) = &action.notes {
         out.insert("notes".into(), json!(notes));
     }
+    if let Some(danger) = &action.danger {
+        out.insert("danger".into(), json!(danger));
+    }
     out.insert("read_only".into(), json!(action.read_only));
     out.insert(
         "stream".into(),

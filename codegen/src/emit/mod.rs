@@ -5,6 +5,7 @@ mod actions;
 mod catalog;
 mod params;
 mod search;
+mod tools;
 
 use proc_macro2::TokenStream;
 
@@ -44,6 +45,10 @@ pub fn emit_all(catalog: &Catalog) -> Vec<GeneratedFile> {
         GeneratedFile {
             name: "search_index.rs",
             contents: rust_file(search::emit(catalog)),
+        },
+        GeneratedFile {
+            name: "tools.rs",
+            contents: rust_file(tools::emit(catalog)),
         },
     ]
 }

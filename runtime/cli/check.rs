@@ -1,0 +1,160 @@
+//! `snowluma-mcp check`: validates the configuration (the same environment and flags the
+//! server reads), runs the connection check behind `get_runtime_info`, compares SnowLuma's
+//! version with the catalog's and tries the events URL. A short report goes to stdout; the
+//! exit status is 0 when everything passed, 1 otherwise. The token is never printed: only
+//! whether one is set.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::CATALOG_VERSION;
+use crate::config::Config;
+use crate::exec::{ActionPolicy, Executor};
+use crate::trace::TraceContext;
+
+/// How long the events handshake may take.
+const EVENTS_LIMIT: Duration = Duration::from_secs(5);
+
+pub fn main(args: &[OsString]) -> ExitCode {
+    let argv = std::iter::once(OsString::from("snowluma-mcp")).chain(args.iter().cloned());
+    let mut report = Report::default();
+    let config = match Config::try_from_args(argv) {
+        Ok(config) => config,
+        Err(error) => {
+            report.fail("configuration", &error.to_string());
+            return report.finish();
+        }
+    };
+    if let Err(error) = ActionPolicy::resolve(&config.actions) {
+        report.fail("configuration", &error);
+        return report.finish();
+    }
+    report.pass(
+        "configuration",
+        &format!(
+            "mode {}, endpoint {}, token {}, events {}",
+            config.mode.as_str(),
+            if config.endpoint.is_some() {
+                "set"
+            } else {
+                "not set"
+            },
+            if config.token.is_some() {
+                "set"
+            } else {
+                "not set"
+            },
+            if config.events_url.is_some() {
+                "set"
+            } else {
+                "not set"
+            },
+        ),
+    );
+    if !config.mode.executes() {
+        report.note("docs mode: the server never contacts SnowLuma, so nothing more to check");
+        return report.finish();
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            report.fail(
+                "runtime",
+                &format!("cannot start the async runtime: {error}"),
+            );
+            return report.finish();
+        }
+    };
+    runtime.block_on(connect(&config, &mut report));
+    report.finish()
+}
+
+async fn connect(config: &Config, report: &mut Report) {
+    let executor = match Executor::new(config) {
+        Ok(executor) => executor,
+        Err(error) => {
+            report.fail("configuration", &error);
+            return;
+        }
+    };
+    let trace = TraceContext::start(None, None);
+    let check = executor
+        .check_connection(&trace, &CancellationToken::new())
+        .await;
+    for (action, answer) in &check.checks {
+        let diagnostics = &answer["diagnostics"];
+        if diagnostics["outcome"] == "success" {
+            report.pass(action, "ok");
+        } else {
+            let text = |key: &str| diagnostics[key].as_str().unwrap_or_default().to_string();
+            report.fail(
+                action,
+                &format!(
+                    "{} ({}); {}",
+                    text("message"),
+                    text("kind"),
+                    text("next_step")
+                ),
+            );
+        }
+    }
+    match check.catalog_matches_server {
+        Some(true) => report.pass(
+            "version",
+            &format!("SnowLuma {CATALOG_VERSION}, as the catalog"),
+        ),
+        Some(false) => report.fail(
+            "version",
+            check
+                .hint
+                .as_deref()
+                .unwrap_or("SnowLuma's version differs from the catalog's"),
+        ),
+        None => {
+            report.note("version: SnowLuma's version is unknown (get_version_info did not answer)")
+        }
+    }
+    if let Some(url) = &config.events_url {
+        match crate::events::probe(url, config.token.as_deref(), EVENTS_LIMIT).await {
+            Ok(()) => report.pass("events", "WebSocket handshake succeeded"),
+            Err(problem) => report.fail("events", &problem),
+        }
+    }
+}
+
+/// The lines of the report and whether anything failed.
+#[derive(Default)]
+struct Report {
+    failed: usize,
+}
+
+impl Report {
+    fn pass(&mut self, what: &str, detail: &str) {
+        println!("ok    {what}: {detail}");
+    }
+
+    fn fail(&mut self, what: &str, detail: &str) {
+        self.failed += 1;
+        println!("FAIL  {what}: {detail}");
+    }
+
+    fn note(&mut self, detail: &str) {
+        println!("note  {detail}");
+    }
+
+    fn finish(self) -> ExitCode {
+        if self.failed == 0 {
+            println!("all checks passed");
+            ExitCode::SUCCESS
+        } else {
+            println!("{} check(s) failed", self.failed);
+            ExitCode::FAILURE
+        }
+    }
+}

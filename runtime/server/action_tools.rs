@@ -1,0 +1,98 @@
+//! Typed per-action tools (`SNOWLUMA_MCP_TOOLSETS`): one tool per action of the chosen
+//! categories, named after the action. Their definitions come from generated/tools.rs; this
+//! module only wraps them the way every tool is wrapped (`{result, diagnostics}`) and runs a
+//! call through the same pipeline and gate as query_action / invoke_action.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::Value;
+
+use super::registry::{Call, unconfirmed_branch};
+use super::render::output_schema;
+use super::session::Shared;
+use crate::catalog::{ACTION_TOOLS, ACTIONS, Resolved, resolve};
+use crate::exec::{ActionArgs, gate};
+use crate::outcome::ToolReply;
+
+/// The typed action tool called `name`, when the toolsets include it. Only action names are
+/// tool names (aliases are not), so a tool is found by its exact name.
+pub fn find(shared: &Shared, name: &str) -> Option<Resolved> {
+    let resolved = resolve(name).filter(|r| r.alias.is_none())?;
+    shared
+        .executor
+        .policy()
+        .typed_tool(resolved.index)
+        .then_some(resolved)
+}
+
+/// The typed tools this server lists: those in the toolsets that the gate would let run
+/// (mode, allow and deny lists), in catalog order. Empty without `SNOWLUMA_MCP_TOOLSETS`.
+pub fn definitions(shared: &Shared) -> Vec<Tool> {
+    let executor = &shared.executor;
+    executor
+        .policy()
+        .typed_tools()
+        .filter_map(|index| {
+            let resolved = resolve(ACTIONS[index].name)?;
+            let entry = gate::action_tool_entry(resolved.meta);
+            executor
+                .gate(entry, resolved)
+                .is_ok()
+                .then(|| definition(index))
+        })
+        .collect()
+}
+
+fn definition(index: usize) -> Tool {
+    let meta = &ACTIONS[index];
+    let generated = &ACTION_TOOLS[index];
+    let input = match serde_json::from_str(generated.input_schema) {
+        Ok(Value::Object(object)) => object,
+        _ => JsonObject::new(),
+    };
+    let output = match output_schema(result_schema(index)) {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    };
+    let mut tool = Tool::new(generated.name, generated.description, Arc::new(input));
+    tool.title = Some(meta.summary.to_string());
+    tool.output_schema = Some(Arc::new(output));
+    let mut annotations = ToolAnnotations::new();
+    annotations.title = Some(meta.summary.to_string());
+    annotations.read_only_hint = Some(meta.read_only);
+    annotations.destructive_hint = Some(!meta.read_only);
+    annotations.idempotent_hint = Some(meta.read_only);
+    annotations.open_world_hint = Some(true);
+    tool.annotations = Some(annotations);
+    tool
+}
+
+/// The action's typed envelope or an answer that is not an envelope, like query_action's
+/// result; stream actions add the stream summaries, like invoke_action's.
+fn result_schema(index: usize) -> Value {
+    let typed = serde_json::from_str(ACTION_TOOLS[index].envelope_schema).unwrap_or(Value::Null);
+    if ACTIONS[index].is_stream() {
+        let streams = crate::streams::completed_schemas();
+        let mut branches = vec![typed, unconfirmed_branch(&streams)];
+        branches.extend(streams);
+        return serde_json::json!({ "oneOf": branches });
+    }
+    serde_json::json!({ "oneOf": [typed, unconfirmed_branch(&[])] })
+}
+
+/// A call of a typed tool: its arguments are the action's params; the rest is the ordinary
+/// pipeline with the entry query_action or invoke_action would use for the action.
+pub async fn call(resolved: Resolved, mut call: Call<'_>) -> ToolReply {
+    let params = call.args.take().unwrap_or_default();
+    let args = ActionArgs {
+        action: resolved.meta.name.to_string(),
+        params: Some(Value::Object(params)),
+        execution: None,
+    };
+    let entry = gate::action_tool_entry(resolved.meta);
+    call.shared
+        .executor
+        .run(entry, args, call.trace, call.cancel, &mut call.progress)
+        .await
+}
