@@ -7,6 +7,12 @@
 //!   the rate at which events became readable);
 //! - heap bytes per buffered event: allocations held by one full resource (256 events),
 //!   counted by a wrapping global allocator, next to the JSON size of one frame.
+//!
+//! Measured 2026-12-01 on the 2-core development VM while other builds ran (load 4-7), so
+//! the rate swings with the load: 37,600-70,800 events/s over six runs of 100,000 events of
+//! 375 B (median near 50,000), and 1,943 B of heap per buffered event for a 403 B frame, with
+//! events held as their raw JSON text. Before that change: about 60-65k events/s and 5.3 KB
+//! per event.
 
 #[path = "../tests/support/fake_snowluma_ws.rs"]
 mod fake_snowluma_ws;

@@ -10,8 +10,10 @@ use clap::{Parser, ValueEnum};
 
 mod actions;
 mod events_url;
+mod tls;
 pub use actions::ActionSelection;
 pub use events_url::EventsUrl;
+pub use tls::{Tls, TlsFailure};
 
 /// What the server may do. Decided once at start-up; every call is checked against it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, schemars::JsonSchema)]
@@ -73,6 +75,11 @@ struct Flags {
     #[arg(long, env = "SNOWLUMA_MCP_EVENTS_URL")]
     events_url: Option<String>,
 
+    /// PEM file of extra CA certificates to trust for https:// and wss:// (e.g. a private
+    /// TLS proxy in front of SnowLuma); the system's roots are always trusted
+    #[arg(long, env = "SNOWLUMA_MCP_CA_FILE")]
+    ca_file: Option<PathBuf>,
+
     /// Request timeout in milliseconds for ordinary calls
     #[arg(long, env = "SNOWLUMA_MCP_TIMEOUT_MS", default_value_t = 30_000)]
     timeout_ms: u64,
@@ -81,17 +88,17 @@ struct Flags {
     /// [default: $XDG_CACHE_HOME/snowluma-mcp/downloads, else ~/.cache/snowluma-mcp/downloads;
     /// must be a directory private to this user]
     #[arg(long, env = "SNOWLUMA_MCP_DOWNLOAD_DIR")]
-    download_dir: Option<String>,
+    download_dir: Option<PathBuf>,
 
     /// Directory on the MCP host whose files `execution.input_file` may upload (absolute);
     /// unset disables automatic upload
     #[arg(long, env = "SNOWLUMA_MCP_UPLOAD_ROOT")]
-    upload_root: Option<String>,
+    upload_root: Option<PathBuf>,
 
     /// Private directory on the MCP host for durable background tasks (absolute, write mode
     /// only); unset disables invoke_action_background and list_tasks
     #[arg(long, env = "SNOWLUMA_MCP_TASK_DIR")]
-    task_dir: Option<String>,
+    task_dir: Option<PathBuf>,
 
     /// Largest file one download or upload may move, in bytes
     #[arg(long, env = "SNOWLUMA_MCP_MAX_FILE_BYTES", default_value_t = 1 << 30)]
@@ -179,6 +186,8 @@ pub struct Config {
     pub token: Option<String>,
     /// Where live events come from; `None` disables event resources.
     pub events_url: Option<EventsUrl>,
+    /// TLS for https endpoints and wss event sockets (system roots plus SNOWLUMA_MCP_CA_FILE).
+    pub tls: Tls,
     pub timeout: Duration,
     pub max_response_bytes: usize,
     pub max_calls: usize,
@@ -255,20 +264,12 @@ impl Config {
                 flags.timeout_ms
             )));
         }
-        let download_dir = match flags.download_dir.filter(|d| !d.trim().is_empty()) {
-            Some(dir) => absolute("SNOWLUMA_MCP_DOWNLOAD_DIR", &dir)?,
-            None => default_download_dir(),
+        let download_dir = match absolute("SNOWLUMA_MCP_DOWNLOAD_DIR", flags.download_dir)? {
+            Some(dir) => dir,
+            None => utf8_default_download_dir()?,
         };
-        let upload_root = flags
-            .upload_root
-            .filter(|d| !d.trim().is_empty())
-            .map(|dir| absolute("SNOWLUMA_MCP_UPLOAD_ROOT", &dir))
-            .transpose()?;
-        let task_dir = flags
-            .task_dir
-            .filter(|d| !d.trim().is_empty())
-            .map(|dir| absolute("SNOWLUMA_MCP_TASK_DIR", &dir))
-            .transpose()?;
+        let upload_root = absolute("SNOWLUMA_MCP_UPLOAD_ROOT", flags.upload_root)?;
+        let task_dir = absolute("SNOWLUMA_MCP_TASK_DIR", flags.task_dir)?;
         if task_dir.is_some() && !mode.writes() {
             return Err(ConfigError(format!(
                 "SNOWLUMA_MCP_TASK_DIR enables background transfers, which need \
@@ -313,11 +314,13 @@ impl Config {
             flags.deny_actions.as_deref(),
             flags.toolsets.as_deref(),
         )?;
+        let tls = Tls::load(flags.ca_file.as_deref())?;
         Ok(Config {
             mode,
             endpoint,
             token,
             events_url,
+            tls,
             timeout: Duration::from_millis(flags.timeout_ms),
             max_response_bytes: flags.max_response_bytes,
             max_calls: flags.max_calls,
@@ -362,16 +365,42 @@ fn default_download_dir() -> PathBuf {
 }
 
 /// Paths are on the MCP host and must be absolute, so their meaning does not depend on the
-/// directory the MCP client starts the server in.
-fn absolute(variable: &str, dir: &str) -> Result<PathBuf, ConfigError> {
-    let path = PathBuf::from(dir);
+/// directory the MCP client starts the server in. They must also be UTF-8: results report
+/// them as JSON text, and a lossy copy would name a file that does not exist. Empty or blank
+/// means unset.
+fn absolute(variable: &str, dir: Option<PathBuf>) -> Result<Option<PathBuf>, ConfigError> {
+    let Some(path) = dir else { return Ok(None) };
+    let Some(text) = path.to_str() else {
+        return Err(ConfigError(format!(
+            "{variable} is not valid UTF-8 ({}); results report this path as JSON text, so \
+             choose a directory whose path is UTF-8",
+            path.display()
+        )));
+    };
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
     if path.is_absolute() {
-        Ok(path)
+        Ok(Some(path))
     } else {
         Err(ConfigError(format!(
             "{variable} must be an absolute path on the MCP host (got a relative path)"
         )))
     }
+}
+
+/// The default download directory comes from XDG_CACHE_HOME, HOME or TMPDIR, any of which
+/// may be non-UTF-8; say which setting fixes it rather than report a lossy path later.
+fn utf8_default_download_dir() -> Result<PathBuf, ConfigError> {
+    let dir = default_download_dir();
+    if dir.to_str().is_none() {
+        return Err(ConfigError(format!(
+            "the default download directory {} is not valid UTF-8 (it comes from \
+             XDG_CACHE_HOME, HOME or TMPDIR); set SNOWLUMA_MCP_DOWNLOAD_DIR to an absolute UTF-8 path",
+            dir.display()
+        )));
+    }
+    Ok(dir)
 }
 
 fn positive(variable: &str, value: u64) -> Result<(), ConfigError> {
@@ -445,14 +474,6 @@ fn check_endpoint(endpoint: &str) -> Result<(), ConfigError> {
              server listens on http://<host>:3000/ by default",
             url.scheme()
         )));
-    }
-    if url.scheme() == "https" {
-        // Until TLS is built in, an https endpoint would fail every call; say so at start-up.
-        return Err(ConfigError(
-            "SNOWLUMA_MCP_ENDPOINT uses https, which this build cannot speak yet (no TLS backend); \
-             reach SnowLuma over http on loopback or a private network, or through a local TLS-terminating proxy"
-                .into(),
-        ));
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(ConfigError(

@@ -1,21 +1,64 @@
-//! Random identifiers and lower-case hex, shared by trace ids, stream ids, download file names
-//! and checksums.
+//! Random identifiers and lower-case hex, shared by trace ids, session and resource ids,
+//! stream ids, download file names, task ids and checksums.
+//!
+//! Identifiers come from the operating system's random source only. When it fails, the work
+//! that needed the id fails with [`RandomUnavailable`]: a fallback (a constant, a counter, the
+//! clock) would make ids predictable, and some of them guard files and resources.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
-/// `N` random bytes, never all zero (W3C trace ids must not be). The OS random source failing
-/// is not a reason to fail a call.
-pub fn random<const N: usize>() -> [u8; N] {
-    let mut bytes = [0u8; N];
-    if getrandom::fill(&mut bytes).is_err() || bytes.iter().all(|b| *b == 0) {
-        bytes[N - 1] = 1;
+/// The operating system's random source failed (or kept returning zeros).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RandomUnavailable;
+
+impl RandomUnavailable {
+    /// Said to the MCP client, after what could not be done.
+    pub const MESSAGE: &'static str = "the operating system's random source failed, so no \
+        unpredictable identifier could be made; nothing was sent";
+    pub const NEXT_STEP: &'static str = "check the host's random source (getrandom: /dev/urandom \
+        or the getrandom system call, e.g. blocked by a seccomp filter), then call again";
+}
+
+impl fmt::Display for RandomUnavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(Self::MESSAGE)
     }
-    bytes
+}
+
+impl std::error::Error for RandomUnavailable {}
+
+impl From<RandomUnavailable> for std::io::Error {
+    fn from(error: RandomUnavailable) -> std::io::Error {
+        std::io::Error::other(error)
+    }
+}
+
+/// `N` random bytes from the OS, never all zero (W3C trace ids must not be).
+pub fn random<const N: usize>() -> Result<[u8; N], RandomUnavailable> {
+    random_from(|bytes| getrandom::fill(bytes).is_ok())
 }
 
 /// `N` random bytes as `2 * N` lower-case hex digits.
-pub fn random_hex<const N: usize>() -> String {
-    hex(&random::<N>())
+pub fn random_hex<const N: usize>() -> Result<String, RandomUnavailable> {
+    random::<N>().map(|bytes| hex(&bytes))
+}
+
+/// [`random`] over any source (`fill` returns false on failure), so tests can make it fail.
+/// All zeros is retried a few times: from a working source that is practically impossible, so
+/// repeated zeros mean a broken one.
+fn random_from<const N: usize>(
+    mut fill: impl FnMut(&mut [u8]) -> bool,
+) -> Result<[u8; N], RandomUnavailable> {
+    let mut bytes = [0u8; N];
+    for _ in 0..3 {
+        if !fill(&mut bytes) {
+            return Err(RandomUnavailable);
+        }
+        if bytes.iter().any(|b| *b != 0) {
+            return Ok(bytes);
+        }
+    }
+    Err(RandomUnavailable)
 }
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -25,4 +68,46 @@ pub fn hex(bytes: &[u8]) -> String {
             let _ = write!(out, "{b:02x}");
             out
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failing_source_is_an_error_not_a_fallback_id() {
+        assert_eq!(random_from::<8>(|_| false), Err(RandomUnavailable));
+    }
+
+    #[test]
+    fn a_source_stuck_at_zero_is_an_error() {
+        let mut calls = 0;
+        let result = random_from::<16>(|bytes| {
+            calls += 1;
+            bytes.fill(0);
+            true
+        });
+        assert_eq!(result, Err(RandomUnavailable));
+        assert_eq!(calls, 3);
+    }
+
+    #[test]
+    fn a_working_source_gives_its_bytes() {
+        let bytes = random_from::<4>(|bytes| {
+            bytes.copy_from_slice(&[1, 2, 3, 4]);
+            true
+        });
+        assert_eq!(bytes, Ok([1, 2, 3, 4]));
+        let a = random_hex::<16>().unwrap();
+        let b = random_hex::<16>().unwrap();
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn the_error_says_nothing_was_sent() {
+        let io: std::io::Error = RandomUnavailable.into();
+        assert!(io.to_string().contains("random source failed"));
+        assert!(RandomUnavailable.to_string().contains("nothing was sent"));
+    }
 }

@@ -146,6 +146,7 @@ async fn serve(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let events = server.event_hub();
     let running = tokio::select! {
         served = server.serve(transport) => served,
         signal = termination() => return drain(&shutdown, signal).await,
@@ -156,6 +157,11 @@ async fn serve(config: Config) -> ExitCode {
             tokio::select! {
                 stopped = waiting => match stopped {
                     Ok(reason) => {
+                        // The session's event resources were released with it: let the
+                        // event socket close cleanly before the runtime goes.
+                        if let Some(hub) = &events {
+                            hub.closed(Duration::from_secs(2)).await;
+                        }
                         tracing::info!(?reason, "stopped");
                         ExitCode::SUCCESS
                     }

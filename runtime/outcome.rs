@@ -81,6 +81,8 @@ error_kinds! {
     QuotaExceeded = "quota_exceeded", "the download directory would exceed SNOWLUMA_MCP_DIR_QUOTA_BYTES", "delete files from the download directory or raise the quota";
     // Talking to SnowLuma.
     ConnectionRefused = "connection_refused", "no connection to SnowLuma could be made; nothing was sent", "check that SnowLuma runs with its HTTP server at SNOWLUMA_MCP_ENDPOINT";
+    /// An https/wss handshake failed, most often an untrusted certificate.
+    Tls = "tls", "the TLS handshake with SnowLuma failed (e.g. an untrusted certificate); nothing was sent", "trust its CA with SNOWLUMA_MCP_CA_FILE (a PEM file), or check the URL's scheme and host name";
     Timeout = "timeout", "SnowLuma did not answer in time; it may have acted", "check the effect with a read-only action, then retry or raise SNOWLUMA_MCP_TIMEOUT_MS";
     Cancelled = "cancelled", "the MCP client cancelled the call; SnowLuma may have acted", "check the effect with a read-only action before calling again";
     ConnectionBroken = "connection_broken", "the connection broke before a complete answer; SnowLuma may have acted", "check SnowLuma's logs and the effect before calling again";
@@ -95,6 +97,8 @@ error_kinds! {
     BadFrame = "bad_frame", "a stream frame is malformed, too large or out of order", "check that the endpoint is SnowLuma's OneBot HTTP server";
     SizeMismatch = "size_mismatch", "the bytes received differ from the size SnowLuma announced", "transfer again; the partial file was removed";
     Sha256Mismatch = "sha256_mismatch", "SnowLuma assembled a file whose sha256 differs from the local file", "upload again; the partial upload was reset";
+    /// The OS random source failed; ids are never made up without it.
+    RandomUnavailable = "random_unavailable", "the operating system's random source failed, so no unpredictable id could be made; nothing was sent", "check the host's random source (getrandom), then call again";
     // Completing missing params (query_action_with_input / invoke_action_with_input).
     /// The client cannot show a form (no form elicitation declared for this request).
     InputUnsupported = "input_unsupported", "params are missing and the client declared no form elicitation; nothing was run", "call query_action / invoke_action with complete params";

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::ids::random_hex;
+use crate::ids::{RandomUnavailable, random_hex};
 
 /// The fixed diagnostic for trace metadata that had to be ignored.
 pub const INVALID_TRACE_CONTEXT: &str =
@@ -28,8 +28,12 @@ pub struct TraceContext {
 
 impl TraceContext {
     /// The context of one call from the request's `_meta.traceparent` and `_meta.tracestate`
-    /// (absent is `None`; a value that is not a string is invalid, not absent).
-    pub fn start(parent: Option<&Value>, state: Option<&Value>) -> TraceContext {
+    /// (absent is `None`; a value that is not a string is invalid, not absent). Fails only
+    /// when the OS random source does: the call then fails rather than carry a guessable id.
+    pub fn start(
+        parent: Option<&Value>,
+        state: Option<&Value>,
+    ) -> Result<TraceContext, RandomUnavailable> {
         let mut warning = None;
         let mut text = |value: Option<&Value>| match value {
             None => None,
@@ -47,7 +51,7 @@ impl TraceContext {
         }
         let (trace_id, flags) = match parsed {
             Some((trace_id, flags)) => (trace_id.to_string(), flags.to_string()),
-            None => (random_hex::<16>(), "01".to_string()),
+            None => (random_hex::<16>()?, "01".to_string()),
         };
         let tracestate = match (parsed, state) {
             (Some(_), Some(state)) if valid_tracestate(&state) => Some(state),
@@ -57,11 +61,11 @@ impl TraceContext {
             }
             _ => None,
         };
-        TraceContext {
-            traceparent: format!("00-{trace_id}-{}-{flags}", random_hex::<8>()),
+        Ok(TraceContext {
+            traceparent: format!("00-{trace_id}-{}-{flags}", random_hex::<8>()?),
             tracestate,
             warning,
-        }
+        })
     }
 }
 
@@ -196,17 +200,17 @@ mod tests {
     #[test]
     fn non_string_metadata_is_invalid_not_absent() {
         let parent = serde_json::json!(42);
-        let context = TraceContext::start(Some(&parent), None);
+        let context = TraceContext::start(Some(&parent), None).unwrap();
         assert_eq!(context.warning, Some(INVALID_TRACE_CONTEXT));
         let state = serde_json::json!(["a=1"]);
         let valid = serde_json::json!("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
-        let context = TraceContext::start(Some(&valid), Some(&state));
+        let context = TraceContext::start(Some(&valid), Some(&state)).unwrap();
         assert_eq!(context.warning, Some(INVALID_TRACE_CONTEXT));
         assert!(
             context
                 .traceparent
                 .contains("4bf92f3577b34da6a3ce929d0e0e4736")
         );
-        assert!(TraceContext::start(None, None).warning.is_none());
+        assert!(TraceContext::start(None, None).unwrap().warning.is_none());
     }
 }

@@ -22,8 +22,15 @@ async fn bounded<F: Future>(f: F) -> F::Output {
         .expect("test exceeded its time bound")
 }
 
-fn client() -> reqwest::Client {
+/// reqwest is built without a default rustls provider (the server passes its own TLS
+/// configuration); a plain client needs the process default installed once.
+fn builder() -> reqwest::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
+}
+
+fn client() -> reqwest::Client {
+    builder()
         .no_proxy()
         .timeout(Duration::from_secs(30))
         .build()
@@ -881,7 +888,7 @@ async fn fault_slow_and_refuse() {
         assert_eq!(call(&fake, "get_status", json!({})).await["status"], "ok");
         assert!(start.elapsed() >= Duration::from_millis(300));
         // A client timeout shorter than the delay fails.
-        let quick = reqwest::Client::builder()
+        let quick = builder()
             .no_proxy()
             .timeout(Duration::from_millis(100))
             .build()

@@ -388,18 +388,3 @@ async fn without_an_events_url_the_tools_are_neither_listed_nor_callable() {
     );
     server.finish().await;
 }
-
-#[tokio::test]
-async fn a_wss_url_is_refused_at_start_up() {
-    let server = RawServer::spawn(&[
-        ("SNOWLUMA_MCP_MODE", "read"),
-        ("SNOWLUMA_MCP_ENDPOINT", "http://127.0.0.1:9/"),
-        ("SNOWLUMA_MCP_EVENTS_URL", "wss://127.0.0.1:3001/"),
-    ]);
-    let (code, stderr) = server.finish().await;
-    assert_ne!(code, Some(0));
-    assert!(
-        stderr.contains("wss:") && stderr.contains("TLS"),
-        "{stderr}"
-    );
-}

@@ -83,7 +83,13 @@ async fn connect(config: &Config, report: &mut Report) {
             return;
         }
     };
-    let trace = TraceContext::start(None, None);
+    let trace = match TraceContext::start(None, None) {
+        Ok(trace) => trace,
+        Err(error) => {
+            report.fail("connection", &error.to_string());
+            return;
+        }
+    };
     let check = executor
         .check_connection(&trace, &CancellationToken::new())
         .await;

@@ -6,8 +6,8 @@ use url::Url;
 
 use super::ConfigError;
 
-/// A validated event socket address: `ws:` (`wss:` is refused until the build carries TLS), a host, no user info, query or
-/// fragment. The token never lives here; it travels in the `Authorization` header.
+/// A validated event socket address: `ws:` or `wss:` (TLS through the shared rustls
+/// configuration), a host, no user info, query or fragment. The token never lives here; it travels in the `Authorization` header.
 #[derive(Clone, PartialEq, Eq)]
 pub struct EventsUrl(Url);
 
@@ -27,15 +27,6 @@ impl EventsUrl {
                  ws://<host>:3001/ by default",
                 url.scheme()
             )));
-        }
-        // This build's WebSocket client has no TLS; refusing here beats a confusing failure at
-        // the first subscription. TLS support is planned (issue 10).
-        if url.scheme() == "wss" {
-            return Err(invalid(
-                "uses wss:, which this build cannot open (no TLS in its WebSocket client); use \
-                 ws:// to SnowLuma on the same host or a trusted network, or put a local TLS \
-                 terminator (e.g. stunnel) in front and point ws:// at it",
-            ));
         }
         if url.host_str().is_none_or(str::is_empty) {
             return Err(invalid("has no host, e.g. ws://127.0.0.1:3001/"));
@@ -61,6 +52,11 @@ impl EventsUrl {
     pub fn as_str(&self) -> &str {
         self.0.as_str()
     }
+
+    /// Whether the socket is opened over TLS (`wss:`).
+    pub fn is_tls(&self) -> bool {
+        self.0.scheme() == "wss"
+    }
 }
 
 impl fmt::Debug for EventsUrl {
@@ -85,13 +81,14 @@ mod tests {
     }
 
     #[test]
-    fn accepts_ws_with_a_host_and_refuses_wss_clearly() {
+    fn accepts_ws_and_wss_with_a_host() {
         assert_eq!(
             EventsUrl::parse("ws://127.0.0.1:3001/").unwrap().as_str(),
             "ws://127.0.0.1:3001/"
         );
-        let wss = problem("wss://bot.example/events");
-        assert!(wss.contains("wss:") && wss.contains("TLS"), "{wss}");
+        let wss = EventsUrl::parse("wss://bot.example/events").unwrap();
+        assert!(wss.is_tls());
+        assert_eq!(wss.as_str(), "wss://bot.example/events");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
+use tokio_tungstenite::Connector;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::http::header::AUTHORIZATION;
@@ -22,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::filter::EventType;
 use super::{EventsUrl, HubShared};
+use crate::config::TlsFailure;
 
 /// Largest incoming frame or message; a bigger one stops the connection.
 pub const MAX_FRAME_BYTES: usize = 256 * 1024;
@@ -70,8 +72,11 @@ pub(super) struct ConnectionTask {
     pub generation: u64,
     pub url: EventsUrl,
     pub token: Option<String>,
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     pub self_id: i64,
     pub stop: CancellationToken,
+    /// Held until the task ends; see `EventHub::closed`.
+    pub _running: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
 }
 
 impl ConnectionTask {
@@ -160,10 +165,34 @@ impl ConnectionTask {
         let config = WebSocketConfig::default()
             .max_message_size(Some(MAX_FRAME_BYTES))
             .max_frame_size(Some(MAX_FRAME_BYTES));
-        let (socket, _response) =
-            tokio_tungstenite::connect_async_with_config(request, Some(config), true)
-                .await
-                .map_err(|e| e.to_string())?;
+        // Plain for ws:, rustls for wss:. Without the shared configuration (a hub built
+        // without one) the system roots alone are trusted.
+        let connector = if self.url.is_tls() {
+            let tls = match &self.tls {
+                Some(tls) => tls.clone(),
+                None => crate::config::Tls::load(None)
+                    .map_err(|e| e.to_string())?
+                    .client_config(),
+            };
+            Connector::Rustls(tls)
+        } else {
+            Connector::Plain
+        };
+        let (socket, _response) = tokio_tungstenite::connect_async_tls_with_config(
+            request,
+            Some(config),
+            true,
+            Some(connector),
+        )
+        .await
+        .map_err(|e| match TlsFailure::find(&e) {
+            Some(failure) => format!(
+                "{}; {}",
+                failure.describe("SnowLuma's event socket"),
+                failure.next_step()
+            ),
+            None => e.to_string(),
+        })?;
         Ok(socket)
     }
 

@@ -31,6 +31,8 @@ pub enum EventsError {
     Released { uri: String },
     /// The caller cancelled the wait.
     Cancelled,
+    /// No resource id could be made (the OS random source failed).
+    RandomUnavailable,
 }
 
 impl fmt::Display for EventsError {
@@ -81,6 +83,7 @@ impl fmt::Display for EventsError {
                 write!(f, "the event resource {uri} was released during the wait")
             }
             EventsError::Cancelled => f.write_str("the wait for events was cancelled"),
+            EventsError::RandomUnavailable => f.write_str(crate::ids::RandomUnavailable::MESSAGE),
         }
     }
 }
@@ -108,6 +111,7 @@ impl EventsError {
             EventsError::BadCursor { .. } => ErrorKind::BadCursor,
             EventsError::WaitInProgress { .. } => ErrorKind::WaitInProgress,
             EventsError::Cancelled => ErrorKind::Cancelled,
+            EventsError::RandomUnavailable => ErrorKind::RandomUnavailable,
         }
     }
 }

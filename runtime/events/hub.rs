@@ -41,6 +41,11 @@ impl std::fmt::Debug for EventHub {
 pub(crate) struct HubShared {
     url: EventsUrl,
     token: Option<String>,
+    /// For `wss:`: the process's shared rustls configuration (see [`EventHub::with_tls`]).
+    tls: Option<Arc<rustls::ClientConfig>>,
+    /// Each reader task holds a read guard until it has finished (closing its socket), so
+    /// [`EventHub::closed`] can wait for them with a write lock.
+    readers: Arc<tokio::sync::RwLock<()>>,
     state: Mutex<HubState>,
 }
 
@@ -79,11 +84,24 @@ impl Resource {
 
 impl EventHub {
     /// A hub for SnowLuma's event socket at `url`; `token` is `Config.token`.
+    /// A `wss:` socket then trusts the system roots only; see [`EventHub::with_tls`].
     pub fn new(url: EventsUrl, token: Option<String>) -> EventHub {
+        EventHub::with_tls(url, token, None)
+    }
+
+    /// Like [`EventHub::new`], opening a `wss:` socket with `tls`: the process's one rustls
+    /// configuration (system roots plus SNOWLUMA_MCP_CA_FILE), shared with the HTTP client.
+    pub fn with_tls(
+        url: EventsUrl,
+        token: Option<String>,
+        tls: Option<Arc<rustls::ClientConfig>>,
+    ) -> EventHub {
         EventHub {
             shared: Arc::new(HubShared {
                 url,
                 token: token.filter(|t| !t.is_empty()),
+                tls,
+                readers: Arc::default(),
                 state: Mutex::new(HubState {
                     resources: HashMap::new(),
                     connection: None,
@@ -102,7 +120,7 @@ impl EventHub {
         filter: EventFilter,
         notifier: Arc<dyn EventNotifier>,
     ) -> Result<String, EventsError> {
-        let id = crate::ids::random_hex::<8>();
+        let id = crate::ids::random_hex::<8>().map_err(|_| EventsError::RandomUnavailable)?;
         let uri = format!("{URI_PREFIX}{id}");
         let mut status = {
             let mut state = self.shared.lock();
@@ -271,6 +289,15 @@ impl EventHub {
         }
     }
 
+    /// Waits (at most `limit`) until every reader task has ended, so a socket whose last
+    /// resource was released has said goodbye with a close frame. For process exit: a runtime
+    /// that shuts down first would drop the socket without one.
+    pub async fn closed(&self, limit: Duration) -> bool {
+        tokio::time::timeout(limit, self.shared.readers.write())
+            .await
+            .is_ok()
+    }
+
     /// Whether the shared socket is open or opening (for status and tests).
     pub fn connection_status(&self) -> Option<ConnectionStatus> {
         let state = self.shared.lock();
@@ -306,8 +333,10 @@ impl EventHub {
             generation: state.generations,
             url: self.shared.url.clone(),
             token: self.shared.token.clone(),
+            tls: self.shared.tls.clone(),
             self_id,
             stop,
+            _running: self.shared.readers.clone().try_read_owned().ok(),
         };
         tokio::spawn(task.run());
         receiver

@@ -195,6 +195,11 @@ fn transport_failure(read_only: bool, error: CallError) -> ToolReply {
             format!("could not connect to SnowLuma ({cause}); nothing was sent"),
             "check that SnowLuma is running with its HTTP server enabled at SNOWLUMA_MCP_ENDPOINT",
         ),
+        CallError::Tls(failure) => ToolReply::error(
+            ErrorKind::Tls,
+            failure.describe("SnowLuma's HTTPS endpoint"),
+            failure.next_step(),
+        ),
         CallError::Timeout => ToolReply::error(
             ErrorKind::Timeout,
             format!("SnowLuma did not answer within SNOWLUMA_MCP_TIMEOUT_MS.{remote_note}"),

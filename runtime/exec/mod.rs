@@ -101,6 +101,7 @@ impl Executor {
                 config.token.as_deref(),
                 config.timeout,
                 config.max_response_bytes,
+                config.tls.client_config(),
             )?),
             (None, true) => return Err("execution needs SNOWLUMA_MCP_ENDPOINT".into()),
             (_, false) => None,

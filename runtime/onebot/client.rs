@@ -11,6 +11,7 @@ use reqwest::header::HeaderValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::TlsFailure;
 use crate::trace::TraceContext;
 
 /// SnowLuma refuses request bodies over 2 MiB by resetting the connection without an answer,
@@ -22,6 +23,8 @@ pub const MAX_REQUEST_BYTES: usize = 2 * 1024 * 1024;
 pub enum CallError {
     /// Nothing listens at the endpoint, or the connection could not be made; nothing was sent.
     Connect(String),
+    /// The TLS handshake failed (e.g. an untrusted certificate); nothing was sent.
+    Tls(TlsFailure),
     /// No complete answer within the request timeout; the request may have been received.
     Timeout,
     /// The MCP client cancelled the call; the request may have been received.
@@ -56,6 +59,7 @@ impl OneBotClient {
         token: Option<&str>,
         timeout: Duration,
         max_response: usize,
+        tls: std::sync::Arc<rustls::ClientConfig>,
     ) -> Result<Self, String> {
         let authorization = match token {
             None => None,
@@ -76,6 +80,9 @@ impl OneBotClient {
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .pool_idle_timeout(Duration::from_secs(90))
             .tcp_nodelay(true)
+            // The shared rustls configuration (system roots plus SNOWLUMA_MCP_CA_FILE); reqwest
+            // takes it as is, so https and wss trust exactly the same CAs.
+            .tls_backend_preconfigured((*tls).clone())
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(OneBotClient {
@@ -198,6 +205,9 @@ pub(super) fn classify(error: reqwest::Error) -> CallError {
         return CallError::Timeout;
     }
     let error = error.without_url();
+    if let Some(failure) = TlsFailure::find(&error) {
+        return CallError::Tls(failure);
+    }
     if error.is_connect() {
         return CallError::Connect(root_cause(&error));
     }

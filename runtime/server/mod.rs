@@ -71,6 +71,11 @@ impl SnowlumaServer {
     pub fn session(&self) -> &Session {
         &self.session
     }
+
+    /// The process's live-event hub, if events are enabled (main waits on it at exit).
+    pub fn event_hub(&self) -> Option<crate::events::EventHub> {
+        self.shared.events.clone()
+    }
 }
 
 /// Result `_meta` for modern clients: every 2026-07-28 result names the server.
@@ -264,7 +269,16 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let started = Instant::now();
-        let trace = TraceContext::start(ctx.meta.get("traceparent"), ctx.meta.get("tracestate"));
+        // Without the OS random source there is no trace id to send or report; the call fails
+        // with its kind rather than go out under a guessable one.
+        let trace = TraceContext::start(ctx.meta.get("traceparent"), ctx.meta.get("tracestate"))
+            .map_err(|error| {
+                let kind = crate::outcome::ErrorKind::RandomUnavailable;
+                ErrorData::internal_error(
+                    error.to_string(),
+                    Some(serde_json::json!({ "kind": kind.as_str(), "next_step": kind.usual_next_step() })),
+                )
+            })?;
         let name = request.name.as_ref();
         if registry::find(name).is_none()
             && let Some(action) = action_tools::find(&self.shared, name)

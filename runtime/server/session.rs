@@ -14,7 +14,6 @@ use super::event_routes::SessionEvents;
 use crate::config::Config;
 use crate::events::EventHub;
 use crate::exec::{ClientCapabilities, Executor, Setup};
-use crate::ids::random_hex;
 use crate::input::{Continuations, STATE_LIFETIME, SystemClock};
 
 /// Test-only: how long prompts for missing params live (and how long a legacy
@@ -51,7 +50,9 @@ impl Shared {
             .events_url
             .clone()
             .filter(|_| config.mode.executes())
-            .map(|url| EventHub::new(url, config.token.clone()));
+            .map(|url| {
+                EventHub::with_tls(url, config.token.clone(), Some(config.tls.client_config()))
+            });
         let tasks = match &config.task_dir {
             Some(dir) => Some(open_tasks(dir, &config).map_err(|e| e.to_string())?),
             None => None,
@@ -116,7 +117,14 @@ pub struct Session {
 
 impl Session {
     pub fn new(shared: &Shared) -> Session {
-        let id = random_hex::<8>();
+        // Unique per process, which is all an owner key needs: it is never shown to a client
+        // nor guessable from outside (ownership is the connection object itself), so it needs
+        // no randomness and cannot fail.
+        static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = format!(
+            "session-{}",
+            SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
         Session {
             events: shared
                 .events

@@ -232,6 +232,11 @@ fn task_error_reply(err: TaskError) -> ToolReply {
             message,
             "pass a limit from 1 to 100, or omit it for 50",
         ),
+        TaskError::RandomUnavailable => ToolReply::error(
+            ErrorKind::RandomUnavailable,
+            message,
+            ErrorKind::RandomUnavailable.usual_next_step(),
+        ),
         TaskError::NoInputRequested { .. } | TaskError::NoRuntime | TaskError::Store(_) => {
             ToolReply::error(
                 ErrorKind::TaskStore,
@@ -266,6 +271,9 @@ fn task_error_data(err: TaskError) -> ErrorData {
         TaskError::TooManyRunning => ErrorData::internal_error(message, data(ErrorKind::TaskLimit)),
         TaskError::NoRuntime | TaskError::Store(_) => {
             ErrorData::internal_error(message, data(ErrorKind::TaskStore))
+        }
+        TaskError::RandomUnavailable => {
+            ErrorData::internal_error(message, data(ErrorKind::RandomUnavailable))
         }
     }
 }

@@ -50,6 +50,16 @@ pub async fn run(
             )
         })?;
         PartialFile::create(&download_dir, &requested).map_err(|error| {
+            if error
+                .get_ref()
+                .is_some_and(|inner| inner.is::<crate::ids::RandomUnavailable>())
+            {
+                return StreamFailure::refused(
+                    ErrorKind::RandomUnavailable,
+                    crate::ids::RandomUnavailable::MESSAGE,
+                    crate::ids::RandomUnavailable::NEXT_STEP,
+                );
+            }
             StreamFailure::refused(
                 ErrorKind::DownloadDir,
                 format!("cannot create a file in the download directory: {error}"),
@@ -354,7 +364,7 @@ impl PartialFile {
         for _ in 0..8 {
             let part = dir.join(format!(
                 "{stem}-{}{extension}{PART_SUFFIX}",
-                random_hex::<4>()
+                random_hex::<4>()?
             ));
             match super::dir::create_part(dir, &part) {
                 Ok(file) => {
@@ -403,7 +413,7 @@ impl PartialFile {
                     return Ok(target);
                 }
                 Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-                    suffix = random_hex::<4>();
+                    suffix = random_hex::<4>()?;
                 }
                 // A file system without hard links: rename (which could replace a file that
                 // appeared since the check, a race only another writer of this directory wins).

@@ -51,7 +51,16 @@ pub async fn run(
             "raise SNOWLUMA_MCP_MAX_FILE_BYTES or upload a smaller file; nothing was sent",
         ));
     }
-    let stream_id = format!("snowluma-mcp-{}", random_hex::<12>());
+    let stream_id = match random_hex::<12>() {
+        Ok(random) => format!("snowluma-mcp-{random}"),
+        Err(error) => {
+            return Err(StreamFailure::refused(
+                ErrorKind::RandomUnavailable,
+                error.to_string(),
+                crate::ids::RandomUnavailable::NEXT_STEP,
+            ));
+        }
+    };
     let filename = params
         .get("filename")
         .and_then(Value::as_str)

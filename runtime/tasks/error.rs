@@ -112,6 +112,8 @@ pub enum TaskError {
     NoRuntime,
     /// The store failed underneath.
     Store(TaskStoreError),
+    /// No task id could be made (the OS random source failed); nothing was started.
+    RandomUnavailable,
 }
 
 impl fmt::Display for TaskError {
@@ -147,6 +149,7 @@ impl fmt::Display for TaskError {
                 "background tasks need a tokio runtime; start them from the server's runtime"
             ),
             Self::Store(err) => err.fmt(f),
+            Self::RandomUnavailable => f.write_str(crate::ids::RandomUnavailable::MESSAGE),
         }
     }
 }

@@ -175,7 +175,7 @@ impl TaskManager {
             }
             let stamp = now();
             let summary = TaskSummary {
-                id: ids::random_hex::<16>(),
+                id: ids::random_hex::<16>().map_err(|_| TaskError::RandomUnavailable)?,
                 seq: index.next_seq,
                 action: action.to_owned(),
                 created_at: stamp.clone(),

@@ -222,7 +222,11 @@ fn bind_scope(dir: &Path, scope: &ScopeInputs<'_>, had_tasks: bool) -> Result<()
                 reason: "it is missing although the directory holds tasks".into(),
             });
         }
-        let salt = ids::random_hex::<16>();
+        let salt = ids::random_hex::<16>().map_err(|error| TaskStoreError::Io {
+            doing: "make a random salt for",
+            path: path.clone(),
+            source: error.into(),
+        })?;
         let record = ScopeRecord {
             version: SCOPE_VERSION,
             digest: scope_digest(&salt, scope),

@@ -60,6 +60,9 @@ pub struct FakeOptions {
     /// Keep assembled upload bytes (for `uploaded()` and re-download).
     /// When off, only size and sha256 are kept.
     pub keep_upload_bytes: bool,
+    /// Serve HTTPS with this configuration (see `support/test_tls.rs`); the URL becomes
+    /// `https://localhost:PORT/` so the certificate's name matches.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for FakeOptions {
@@ -70,6 +73,7 @@ impl Default for FakeOptions {
             base_path: "/".to_string(),
             record_requests: true,
             keep_upload_bytes: true,
+            tls: None,
         }
     }
 }
@@ -230,11 +234,16 @@ impl FakeSnowLuma {
             .set_nonblocking(true)
             .expect("fake SnowLuma: nonblocking listener");
         let port = listener.local_addr().expect("local addr").port();
-        let url = if base_path == "/" {
-            format!("http://127.0.0.1:{port}/")
-        } else {
-            format!("http://127.0.0.1:{port}{base_path}/")
+        let origin = match opts.tls {
+            Some(_) => format!("https://localhost:{port}"),
+            None => format!("http://127.0.0.1:{port}"),
         };
+        let url = if base_path == "/" {
+            format!("{origin}/")
+        } else {
+            format!("{origin}{base_path}/")
+        };
+        let tls = opts.tls.clone();
         let shared = Arc::new(Shared {
             token: opts.token.filter(|t| !t.is_empty()),
             base_path,
@@ -260,7 +269,7 @@ impl FakeSnowLuma {
                     .enable_all()
                     .build()
                     .expect("fake SnowLuma runtime");
-                rt.block_on(server::serve(listener, server_shared, stop_rx));
+                rt.block_on(server::serve(listener, server_shared, stop_rx, tls));
                 // Dropping the runtime's tasks closes every connection.
                 rt.shutdown_background();
             })

@@ -30,6 +30,9 @@ pub struct WsOptions {
     pub self_id: i64,
     /// SnowLuma sends one every 30 s.
     pub heartbeat: Duration,
+    /// Serve `wss:` with this configuration (see `support/test_tls.rs`); the URL becomes
+    /// `wss://localhost:PORT<path>` so the certificate's name matches.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for WsOptions {
@@ -39,6 +42,7 @@ impl Default for WsOptions {
             path: "/".into(),
             self_id: 10001,
             heartbeat: Duration::from_secs(30),
+            tls: None,
         }
     }
 }
@@ -52,7 +56,7 @@ enum Command {
 }
 
 pub struct FakeEventSocket {
-    /// `ws://127.0.0.1:PORT<path>`
+    /// `ws://127.0.0.1:PORT<path>` (`wss://localhost:PORT<path>` with TLS)
     pub url: String,
     pub port: u16,
     shared: Arc<Shared>,
@@ -70,6 +74,8 @@ struct State {
     connections: Vec<mpsc::UnboundedSender<Command>>,
     handshakes: usize,
     open: usize,
+    /// Connections the client ended with a close frame (a clean goodbye, not a drop).
+    client_closes: usize,
     authorizations: Vec<Option<String>>,
 }
 
@@ -87,7 +93,10 @@ impl FakeEventSocket {
             .set_nonblocking(true)
             .expect("fake WS: nonblocking");
         let port = listener.local_addr().expect("local addr").port();
-        let url = format!("ws://127.0.0.1:{port}{}", opts.path);
+        let url = match opts.tls {
+            Some(_) => format!("wss://localhost:{port}{}", opts.path),
+            None => format!("ws://127.0.0.1:{port}{}", opts.path),
+        };
         let shared = Arc::new(Shared {
             opts,
             state: Mutex::new(State::default()),
@@ -150,6 +159,11 @@ impl FakeEventSocket {
         self.shared.lock().open
     }
 
+    /// Connections the client closed with a close frame, as a released subscription does.
+    pub fn client_closes(&self) -> usize {
+        self.shared.lock().client_closes
+    }
+
     /// The `Authorization` header of each handshake, in order.
     pub fn authorizations(&self) -> Vec<Option<String>> {
         self.shared.lock().authorizations.clone()
@@ -178,19 +192,33 @@ async fn serve(
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
     let listener = tokio::net::TcpListener::from_std(listener).expect("fake WS listener");
+    let acceptor = shared.opts.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     loop {
         tokio::select! {
             _ = &mut stop => return,
             accepted = listener.accept() => {
-                if let Ok((stream, _)) = accepted {
-                    tokio::spawn(connection(stream, shared.clone()));
+                let Ok((stream, _)) = accepted else { continue };
+                let shared = shared.clone();
+                match acceptor.clone() {
+                    None => { tokio::spawn(connection(stream, shared)); }
+                    Some(acceptor) => {
+                        tokio::spawn(async move {
+                            // An untrusting client aborts here: no handshake is counted.
+                            if let Ok(stream) = acceptor.accept(stream).await {
+                                connection(stream, shared).await;
+                            }
+                        });
+                    }
                 }
             }
         }
     }
 }
 
-async fn connection(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
+async fn connection<S>(stream: S, shared: Arc<Shared>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     let path = shared.opts.path.clone();
     let mut authorization = None;
     let mut query = None;
@@ -279,7 +307,11 @@ async fn connection(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
                 }
             },
             incoming = socket.next() => match incoming {
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(Message::Close(_))) => {
+                    shared.lock().client_closes += 1;
+                    break;
+                }
+                None | Some(Err(_)) => break,
                 Some(Ok(_)) => {}
             },
         }

@@ -56,7 +56,26 @@ impl RawServer {
             .env_remove("SNOWLUMA_MCP_MODE")
             .env_remove("SNOWLUMA_MCP_ENDPOINT")
             .env_remove("SNOWLUMA_MCP_TOKEN")
-            .envs(env.iter().copied())
+            .envs(env.iter().copied());
+        Self::start(command)
+    }
+
+    /// Like `spawn`, with environment values that need not be UTF-8 and variables to remove.
+    pub fn spawn_with_os_env(env: &[(&str, &std::ffi::OsStr)], remove: &[&str]) -> RawServer {
+        let mut command = Command::new(binary());
+        command
+            .env_remove("SNOWLUMA_MCP_MODE")
+            .env_remove("SNOWLUMA_MCP_ENDPOINT")
+            .env_remove("SNOWLUMA_MCP_TOKEN");
+        for name in remove {
+            command.env_remove(name);
+        }
+        command.envs(env.iter().copied());
+        Self::start(command)
+    }
+
+    fn start(mut command: Command) -> RawServer {
+        command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -109,10 +109,12 @@ pub(super) async fn serve(
     listener: std::net::TcpListener,
     shared: Arc<Shared>,
     mut stop: oneshot::Receiver<()>,
+    tls: Option<Arc<rustls::ServerConfig>>,
 ) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     loop {
         tokio::select! {
             _ = &mut stop => break,
@@ -124,11 +126,26 @@ pub(super) async fn serve(
                 };
                 let _ = stream.set_nodelay(true);
                 let shared = shared.clone();
+                let acceptor = acceptor.clone();
                 tokio::spawn(async move {
                     let service = service_fn(move |req| handle(shared.clone(), req));
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                    match acceptor {
+                        None => {
+                            let _ = http1::Builder::new()
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await;
+                        }
+                        // A client that does not trust the certificate aborts the handshake:
+                        // nothing reaches `handle`, so nothing is recorded.
+                        Some(acceptor) => {
+                            let Ok(stream) = acceptor.accept(stream).await else {
+                                return;
+                            };
+                            let _ = http1::Builder::new()
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await;
+                        }
+                    }
                 });
             }
         }
