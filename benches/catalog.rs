@@ -1,9 +1,11 @@
 //! Criterion benches of the catalog paths behind the docs tools: substring and keyword
-//! search, get_action (lookup + contract slice + parse) and a full list_actions render.
+//! search, get_action (lookup + contract slice + parse), and whole docs tool calls as the
+//! server serves them (handler, rendering and the JSON line stdio writes).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::Value;
-use snowluma_mcp::catalog::{ACTIONS, Page, resolve, search};
+use serde_json::{Map, Value, json};
+use snowluma_mcp::catalog::{resolve, search};
+use snowluma_mcp::server::catalog_call_line;
 use std::hint::black_box;
 
 fn searches(c: &mut Criterion) {
@@ -31,22 +33,53 @@ fn contracts(c: &mut Criterion) {
             })
         },
     );
-    c.bench_function("get_action alias get_record_text", |b| {
-        b.iter(|| {
-            let action = resolve(black_box("get_record_text")).unwrap();
-            serde_json::from_str::<Value>(action.meta.contract_json()).unwrap()
-        })
-    });
 }
 
-fn listing(c: &mut Criterion) {
-    c.bench_function("list_actions full (178 compact entries, serialized)", |b| {
-        b.iter(|| {
-            let entries = ACTIONS.iter().map(|a| a.compact()).collect();
-            serde_json::to_string(&Page::default().render(entries)).unwrap()
-        })
-    });
+fn args(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
-criterion_group!(benches, searches, contracts, listing);
+/// Whole tool calls, from arguments to the line written on stdout.
+fn served(c: &mut Criterion) {
+    let calls = [
+        ("list_actions {} (served line)", "list_actions", json!({})),
+        (
+            "list_actions category group_admin (served line)",
+            "list_actions",
+            json!({ "category": "group_admin" }),
+        ),
+        (
+            "search_actions `group` (served line)",
+            "search_actions",
+            json!({ "query": "group" }),
+        ),
+        (
+            "search_actions keywords (served line)",
+            "search_actions",
+            json!({ "query": "mute someone in a group", "match": "keywords" }),
+        ),
+        (
+            "get_action send_group_msg (served line)",
+            "get_action",
+            json!({ "name": "send_group_msg" }),
+        ),
+        (
+            "list_categories (served line)",
+            "list_categories",
+            json!({}),
+        ),
+    ];
+    for (label, tool, arguments) in calls {
+        let arguments = args(arguments);
+        assert!(catalog_call_line(tool, arguments.clone()).is_some());
+        c.bench_function(label, |b| {
+            b.iter(|| catalog_call_line(black_box(tool), arguments.clone()).unwrap())
+        });
+    }
+}
+
+criterion_group!(benches, searches, contracts, served);
 criterion_main!(benches);

@@ -3,8 +3,11 @@
 //! the server reports, and [`ToolReply`], the value each tool handler returns. The protocol
 //! layer (`server/`) turns a `ToolReply` into an MCP result; nothing here knows MCP.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -185,6 +188,10 @@ pub struct ToolReply {
     pub diagnostics: Box<Diagnostics>,
     /// Tool misuse and transport errors; a OneBot business failure is not an error.
     pub is_error: bool,
+    /// `result` already serialized, for answers built once and served many times, so
+    /// rendering copies these bytes instead of serializing `result` again. Only
+    /// [`ToolReply::ok_serialized`] sets it; whoever changes `result` afterwards must clear it.
+    pub result_json: Option<Arc<RawValue>>,
 }
 
 impl ToolReply {
@@ -193,6 +200,22 @@ impl ToolReply {
             result,
             diagnostics: Box::new(Diagnostics::success()),
             is_error: false,
+            result_json: None,
+        }
+    }
+
+    /// `result` for changing: drops the serialized copy, which would no longer match.
+    pub fn result_mut(&mut self) -> &mut Value {
+        self.result_json = None;
+        &mut self.result
+    }
+
+    /// A successful reply whose result was serialized ahead of time: `json` must be
+    /// `result`'s JSON text.
+    pub fn ok_serialized(result: Value, json: Arc<RawValue>) -> Self {
+        ToolReply {
+            result_json: Some(json),
+            ..ToolReply::ok(result)
         }
     }
 
@@ -208,6 +231,7 @@ impl ToolReply {
             result: Value::Null,
             diagnostics: Box::new(diagnostics),
             is_error: true,
+            result_json: None,
         }
     }
 

@@ -220,6 +220,11 @@ async fn a_denied_action_is_refused_everywhere_and_still_documented() {
         .find(|e| e["name"] == "get_login_info")
         .unwrap();
     assert!(login.get("denied").is_none());
+    // The unfiltered listing is served from bytes built once; it is marked all the same.
+    let (_, listing) = call(&mut server, 33, "list_actions", json!({})).await;
+    let entries = listing["result"]["actions"].as_array().unwrap();
+    let status = entries.iter().find(|e| e["name"] == "get_status").unwrap();
+    assert_eq!(status["denied"], json!(true), "{status}");
     // Allowed actions still run.
     let (response, _) = call(&mut server, 32, "get_login_info", json!({})).await;
     assert!(!is_error(&response), "{response}");

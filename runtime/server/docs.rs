@@ -2,10 +2,11 @@
 //! get_runtime_info. Each answers with a typed result whose schema is the tool's
 //! outputSchema; only get_runtime_info's connection check leaves the bundled catalog.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{self, ACTIONS, CATALOG_VERSION, CATEGORIES, Filter, Page, search};
@@ -149,7 +150,7 @@ pub fn list_actions(args: Args) -> ToolReply {
             args.offset,
         )?;
         if filter.is_empty() && !page.is_requested() {
-            return Ok(ToolReply::ok(whole_listing().clone()));
+            return Ok(whole_listing().reply());
         }
         let entries = ACTIONS
             .iter()
@@ -161,12 +162,32 @@ pub fn list_actions(args: Args) -> ToolReply {
     run().unwrap_or_else(|e| e)
 }
 
+/// An answer that never changes, built and serialized once.
+pub struct StaticAnswer {
+    value: Value,
+    json: Arc<RawValue>,
+}
+
+impl StaticAnswer {
+    fn new<T: Serialize>(result: &T) -> StaticAnswer {
+        let value = serde_json::to_value(result).unwrap_or(Value::Null);
+        let json = serde_json::value::to_raw_value(&value)
+            .unwrap_or_else(|_| RawValue::NULL.to_owned())
+            .into();
+        StaticAnswer { value, json }
+    }
+
+    /// A reply carrying the answer and its serialization.
+    pub fn reply(&self) -> ToolReply {
+        ToolReply::ok_serialized(self.value.clone(), self.json.clone())
+    }
+}
+
 /// The unfiltered listing never changes: it is built once.
-fn whole_listing() -> &'static Value {
-    static LISTING: OnceLock<Value> = OnceLock::new();
+pub fn whole_listing() -> &'static StaticAnswer {
+    static LISTING: OnceLock<StaticAnswer> = OnceLock::new();
     LISTING.get_or_init(|| {
-        let listing = Page::default().render(ACTIONS.iter().map(|a| a.compact()).collect());
-        serde_json::to_value(&listing).unwrap_or(Value::Null)
+        StaticAnswer::new(&Page::default().render(ACTIONS.iter().map(|a| a.compact()).collect()))
     })
 }
 
@@ -330,16 +351,21 @@ pub fn list_categories(args: Args) -> ToolReply {
     if let Err(reply) = parse_args::<NoArgs>("list_categories", args) {
         return reply;
     }
-    let categories: Vec<CategoryEntry> = CATEGORIES
-        .iter()
-        .map(|c| CategoryEntry {
-            id: c.id,
-            name: c.name,
-            description: c.description,
-            count: c.count,
+    static CATEGORY_LIST: OnceLock<StaticAnswer> = OnceLock::new();
+    CATEGORY_LIST
+        .get_or_init(|| {
+            let categories: Vec<CategoryEntry> = CATEGORIES
+                .iter()
+                .map(|c| CategoryEntry {
+                    id: c.id,
+                    name: c.name,
+                    description: c.description,
+                    count: c.count,
+                })
+                .collect();
+            StaticAnswer::new(&categories)
         })
-        .collect();
-    reply(&categories)
+        .reply()
 }
 
 /// Always `"unknown"`: the catalog is a bundled snapshot, not proof of server support.
@@ -427,7 +453,7 @@ pub fn mark_denied(mut reply: ToolReply, policy: &ActionPolicy) -> ToolReply {
         return reply;
     }
     let entries = reply
-        .result
+        .result_mut()
         .get_mut("actions")
         .and_then(Value::as_array_mut);
     for entry in entries.into_iter().flatten() {

@@ -3,7 +3,9 @@
 //! tool registry, and the rendering of tool replies into MCP results.
 
 mod action_tools;
+mod decode;
 mod docs;
+mod encode;
 mod event_resources;
 mod event_routes;
 mod event_tools;
@@ -16,6 +18,7 @@ mod resources;
 mod session;
 pub mod stdio;
 mod task_tools;
+mod tool_list;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -248,16 +251,9 @@ impl ServerHandler for SnowlumaServer {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mode = self.shared.config.mode;
-        let setup = self.shared.setup();
         let caps = self.capabilities(&ctx);
-        let mut tools: Vec<rmcp::model::Tool> = registry::TOOLS
-            .iter()
-            .filter(|t| t.available(setup, &caps))
-            .map(|t| t.definition(mode, &caps))
-            .collect();
-        tools.extend(action_tools::definitions(&self.shared));
-        let mut result = ListToolsResult::with_all_items(tools);
+        let tools = self.shared.tool_lists.get(&self.shared, &caps);
+        let mut result = ListToolsResult::with_all_items(tools.to_vec());
         result.meta = result_meta(&ctx);
         // Private: the list depends on this server's mode and the client's capabilities.
         Ok(cache_hint(&ctx, result, CacheScope::Private))
@@ -526,4 +522,31 @@ impl ServerHandler for SnowlumaServer {
         context.cancelled().await;
         Ok(())
     }
+}
+
+/// The bytes stdio writes for a `tools/call` of a catalog tool (`list_actions`,
+/// `search_actions`, `get_action`, `list_categories`): the handler, the rendering and the
+/// encoding the server runs, without the JSON-RPC dispatch around them. For the criterion
+/// benches, so they measure the path the server serves; `None` for any other tool.
+#[doc(hidden)]
+pub fn catalog_call_line(
+    tool: &str,
+    args: serde_json::Map<String, serde_json::Value>,
+) -> Option<Vec<u8>> {
+    let handler = match tool {
+        "list_actions" => docs::list_actions,
+        "search_actions" => docs::search_actions,
+        "get_action" => |args| docs::get_action(args, &crate::exec::ActionPolicy::default()),
+        "list_categories" => docs::list_categories,
+        _ => return None,
+    };
+    let trace = TraceContext::start(None, None).ok()?;
+    let reply = handler(Some(args));
+    let result: CallToolResponse = render::into_result(reply, &trace, MetaObject::new()).into();
+    let message = rmcp::model::JsonRpcMessage::Response(rmcp::model::JsonRpcResponse {
+        jsonrpc: rmcp::model::JsonRpcVersion2_0,
+        id: rmcp::model::NumberOrString::Number(1),
+        result: result.into(),
+    });
+    encode::message_line(&message).ok()
 }

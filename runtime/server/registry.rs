@@ -490,9 +490,16 @@ pub(super) fn unconfirmed_branch(others: &[Value]) -> Value {
     })
 }
 
+/// `{"oneOf": branches}`, the branches moved in (`json!` would copy them).
+fn one_of(branches: Vec<Value>) -> Value {
+    let mut schema = Map::with_capacity(1);
+    schema.insert("oneOf".into(), Value::Array(branches));
+    Value::Object(schema)
+}
+
 /// `query_action`'s result: the envelope, or an answer that is not one.
 fn envelope_schema() -> Value {
-    serde_json::json!({ "oneOf": [envelope_branch(), unconfirmed_branch(&[])] })
+    one_of(vec![envelope_branch(), unconfirmed_branch(&[])])
 }
 
 /// `invoke_action` returns the envelope for ordinary actions (and for a stream SnowLuma ended
@@ -502,5 +509,5 @@ fn invoke_result_schema() -> Value {
     let streams = crate::streams::completed_schemas();
     let mut branches = vec![envelope_branch(), unconfirmed_branch(&streams)];
     branches.extend(streams);
-    serde_json::json!({ "oneOf": branches })
+    one_of(branches)
 }

@@ -5,13 +5,19 @@
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
 
-use crate::outcome::{ErrorKind, ToolReply};
+use crate::outcome::{Diagnostics, ErrorKind, ToolReply};
 use crate::trace::TraceContext;
 
 /// The final result; `meta` carries anything else the result's `_meta` needs (server info
 /// for modern clients).
+///
+/// The text is written straight from the reply (a result serialized ahead of time is copied
+/// in), and the stdio transport writes `structuredContent` from that same text
+/// (`super::encode`), so a reply is serialized once.
 pub fn into_result(
     mut reply: ToolReply,
     trace: &TraceContext,
@@ -23,8 +29,15 @@ pub fn into_result(
             .extra
             .insert("trace".into(), json!(warning));
     }
-    let structured = json!({ "result": reply.result, "diagnostics": reply.diagnostics });
-    let text = structured.to_string();
+    let text = structured_text(&reply);
+    // Moved in, not `json!`: the macro would copy the whole result through `to_value`.
+    let mut structured = Map::with_capacity(2);
+    structured.insert("result".into(), reply.result);
+    structured.insert(
+        "diagnostics".into(),
+        serde_json::to_value(&reply.diagnostics).unwrap_or(Value::Null),
+    );
+    let structured = Value::Object(structured);
     let mut result = if reply.is_error {
         CallToolResult::error(vec![ContentBlock::text(text)])
     } else {
@@ -36,6 +49,39 @@ pub fn into_result(
         meta.set_tracestate(state.clone());
     }
     result.with_meta(Some(meta))
+}
+
+/// `{"result":…,"diagnostics":…}` as text: the same bytes as serializing the
+/// `structuredContent` object (keys in this order), without building it first.
+fn structured_text(reply: &ToolReply) -> String {
+    let result = match &reply.result_json {
+        Some(json) => {
+            debug_assert_eq!(
+                serde_json::to_string(&reply.result).ok().as_deref(),
+                Some(json.get())
+            );
+            ResultText::Serialized(json)
+        }
+        None => ResultText::Value(&reply.result),
+    };
+    let structured = Structured {
+        result,
+        diagnostics: &reply.diagnostics,
+    };
+    serde_json::to_string(&structured).unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct Structured<'a> {
+    result: ResultText<'a>,
+    diagnostics: &'a Diagnostics,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ResultText<'a> {
+    Serialized(&'a RawValue),
+    Value(&'a Value),
 }
 
 /// The JSON Schema of diagnostics, shared by every tool's outputSchema: `kind` is one of
@@ -56,15 +102,23 @@ pub fn diagnostics_schema() -> Value {
 }
 
 /// `{result, diagnostics}` where result follows `result_schema`, or is null for a tool error.
+///
+/// Built by moving the parts in: `json!` would copy `result_schema` through `to_value`, and
+/// this runs for every tool when the first `tools/list` of a process is answered.
 pub fn output_schema(result_schema: Value) -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "result": { "anyOf": [result_schema, { "type": "null" }] },
-            "diagnostics": diagnostics_schema()
-        },
-        "required": ["result", "diagnostics"]
-    })
+    let mut result = Map::with_capacity(1);
+    result.insert(
+        "anyOf".into(),
+        Value::Array(vec![result_schema, json!({ "type": "null" })]),
+    );
+    let mut properties = Map::with_capacity(2);
+    properties.insert("result".into(), Value::Object(result));
+    properties.insert("diagnostics".into(), diagnostics_schema());
+    let mut schema = Map::with_capacity(3);
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), Value::Object(properties));
+    schema.insert("required".into(), json!(["result", "diagnostics"]));
+    Value::Object(schema)
 }
 
 /// The schema of what `T` serializes to, self-contained (no `$ref`s), so it can sit inside

@@ -11,6 +11,7 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::RequestContext;
 
 use super::event_routes::SessionEvents;
+use super::tool_list::ToolLists;
 use crate::config::Config;
 use crate::events::EventHub;
 use crate::exec::{ClientCapabilities, Executor, Setup};
@@ -36,6 +37,8 @@ pub struct Shared {
     pub events: Option<EventHub>,
     /// Durable background tasks; present when SNOWLUMA_MCP_TASK_DIR is set (write mode).
     pub tasks: Option<Arc<TaskManager>>,
+    /// The `tools/list` definitions, built once per capability set.
+    pub tool_lists: ToolLists,
 }
 
 impl Shared {
@@ -64,6 +67,7 @@ impl Shared {
             input_lifetime,
             events,
             tasks,
+            tool_lists: ToolLists::default(),
         }))
     }
 

@@ -120,10 +120,10 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         let writer = self.writer.clone();
-        let bytes = serde_json::to_vec(&item);
+        // Tool results are written with their text copied as structuredContent.
+        let bytes = super::encode::message_line(&item);
         async move {
-            let mut bytes = bytes.map_err(io::Error::other)?;
-            bytes.push(b'\n');
+            let bytes = bytes.map_err(io::Error::other)?;
             let mut writer = writer.lock().await;
             writer.write_all(&bytes).await?;
             writer.flush().await
@@ -156,6 +156,11 @@ where
             text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
+            }
+            // Tool calls, the bulk of the traffic, in one pass (see `decode`).
+            if let Some(call) = super::decode::tool_call(text) {
+                self.seen_request = true;
+                return Some(call);
             }
             // One parse on the happy path; a line that is not a message is looked at again
             // only to choose the right error.

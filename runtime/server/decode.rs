@@ -1,0 +1,144 @@
+//! Reading `tools/call` requests without rmcp's generic message decoding.
+//!
+//! rmcp decodes a client message by buffering it, classifying its shape, then trying each of
+//! the ~18 client request types in turn (an untagged enum): a `tools/call` fails 13 attempts
+//! first, each building a formatted serde error. Measured with callgrind, that was about a
+//! third of the server's instructions per `query_action`. Tool calls are by far the most
+//! frequent message, so they are recognised here in one pass and decoded straight into rmcp's
+//! `CallToolRequest` (its own deserializer, so `_meta` and the params are read exactly as
+//! rmcp reads them). Anything else, and anything unusual about a tool call (a stray `result`
+//! or `error`, a repeated key, another method), returns `None` and takes the generic path, so
+//! what is accepted and how errors read does not change.
+
+use std::fmt;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolRequest, ClientRequest, JsonRpcMessage, JsonRpcRequest, JsonRpcVersion2_0, RequestId,
+};
+use rmcp::service::RxJsonRpcMessage;
+use serde::Deserialize;
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+const TOOLS_CALL: &str = "tools/call";
+
+/// The message when `line` is a well-formed `tools/call` request; `None` otherwise.
+pub fn tool_call(line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
+    let parts: Parts<'_> = serde_json::from_slice(line).ok()?;
+    if !parts.complete {
+        return None;
+    }
+    let (jsonrpc, id, params) = (parts.jsonrpc?, parts.id?, parts.params?);
+    // rmcp's request decoder reads `{method, params}`; the other keys are not its business.
+    let mut body = String::with_capacity(params.get().len() + 36);
+    body.push_str(r#"{"method":"tools/call","params":"#);
+    body.push_str(params.get());
+    body.push('}');
+    let request: CallToolRequest = serde_json::from_str(&body).ok()?;
+    Some(JsonRpcMessage::Request(JsonRpcRequest {
+        jsonrpc,
+        id,
+        request: ClientRequest::CallToolRequest(request),
+    }))
+}
+
+/// The top-level keys of a request, `params` kept as raw text.
+#[derive(Default)]
+struct Parts<'a> {
+    jsonrpc: Option<JsonRpcVersion2_0>,
+    id: Option<RequestId>,
+    params: Option<&'a RawValue>,
+    /// A `tools/call` method and nothing that makes the message something else.
+    complete: bool,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Parts<'a> {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(PartsVisitor(std::marker::PhantomData))
+    }
+}
+
+struct PartsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for PartsVisitor<'a> {
+    type Value = Parts<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON-RPC request")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parts<'a>, A::Error> {
+        let mut parts = Parts::default();
+        let mut method = false;
+        let mut usable = true;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "jsonrpc" if parts.jsonrpc.is_none() => parts.jsonrpc = Some(map.next_value()?),
+                "id" if parts.id.is_none() => parts.id = Some(map.next_value()?),
+                "params" if parts.params.is_none() => parts.params = Some(map.next_value()?),
+                "method" if !method => {
+                    method = true;
+                    let name = map.next_value::<std::borrow::Cow<'de, str>>()?;
+                    usable &= name == TOOLS_CALL;
+                }
+                // A repeated key, or a key that makes this a response: the generic path
+                // decides what it is.
+                "jsonrpc" | "id" | "params" | "method" | "result" | "error" => {
+                    usable = false;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        parts.complete = usable && method;
+        Ok(parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path must give exactly what rmcp's generic decoding gives.
+    fn same_as_generic(line: &str) {
+        let fast = tool_call(line.as_bytes()).expect("a tool call");
+        let generic: RxJsonRpcMessage<RoleServer> = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            serde_json::to_value(&fast).unwrap(),
+            serde_json::to_value(&generic).unwrap()
+        );
+    }
+
+    #[test]
+    fn tool_calls_decode_like_rmcp() {
+        same_as_generic(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_actions","arguments":{}}}"#,
+        );
+        same_as_generic(
+            r#"{"params":{"name":"query_action","arguments":{"action":"get_login_info","params":{"x":"群"}},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","progressToken":7}},"method":"tools/call","id":"a\"b","jsonrpc":"2.0"}"#,
+        );
+        same_as_generic(
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}},"extra":[1,2]}"#,
+        );
+    }
+
+    #[test]
+    fn anything_else_takes_the_generic_path() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"},"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+            r#"[1,2]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}"#,
+        ] {
+            assert!(tool_call(line.as_bytes()).is_none(), "{line}");
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The `tools/list` answer, built once per capability set.
+//!
+//! Every tool definition depends only on this process's configuration (mode, events, task
+//! directory: fixed in [`Shared`](super::Shared)) and on the capabilities the client declared.
+//! Building one means generating JSON Schemas with schemars, so the list is built the first
+//! time a capability set asks for it and kept; later requests only clone the definitions
+//! (names and descriptions are borrowed, schemas are `Arc`s).
+//!
+//! Tools that depend on configuration (the typed per-action tools of `SNOWLUMA_MCP_TOOLSETS`,
+//! filtered by the allow/deny lists) are added in [`build`]: the cache key already includes
+//! everything a definition may depend on besides the configuration itself.
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::Tool;
+
+use super::Shared;
+use super::action_tools;
+use super::registry::TOOLS;
+use crate::exec::ClientCapabilities;
+
+/// One slot per combination of the capabilities that change the list.
+const SLOTS: usize = 8;
+
+/// The cached definitions of one process (one configuration).
+#[derive(Default)]
+pub struct ToolLists {
+    slots: [OnceLock<Arc<[Tool]>>; SLOTS],
+}
+
+impl ToolLists {
+    /// The definitions a client with `caps` is offered; built on first use.
+    pub fn get(&self, shared: &Shared, caps: &ClientCapabilities) -> Arc<[Tool]> {
+        self.slots[slot(caps)]
+            .get_or_init(|| build(shared, caps).into())
+            .clone()
+    }
+}
+
+/// The slot of a capability set: every field of [`ClientCapabilities`] is one bit, so two
+/// requests share a list only when they declared the same capabilities.
+fn slot(caps: &ClientCapabilities) -> usize {
+    let ClientCapabilities {
+        form_elicitation,
+        apps_ui,
+        tasks,
+    } = *caps;
+    usize::from(form_elicitation) | usize::from(apps_ui) << 1 | usize::from(tasks) << 2
+}
+
+/// The definitions, in registry order, of the tools this process and these capabilities
+/// offer, followed by the typed per-action tools the configuration selects.
+fn build(shared: &Shared, caps: &ClientCapabilities) -> Vec<Tool> {
+    let (mode, setup) = (shared.config.mode, shared.setup());
+    let mut tools: Vec<Tool> = TOOLS
+        .iter()
+        .filter(|t| t.available(setup, caps))
+        .map(|t| t.definition(mode, caps))
+        .collect();
+    tools.extend(action_tools::definitions(shared));
+    tools
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_capability_set_has_its_own_slot() {
+        let mut seen = std::collections::HashSet::new();
+        for bits in 0..SLOTS {
+            let caps = ClientCapabilities {
+                form_elicitation: bits & 1 != 0,
+                apps_ui: bits & 2 != 0,
+                tasks: bits & 4 != 0,
+            };
+            assert!(seen.insert(slot(&caps)));
+            assert!(slot(&caps) < SLOTS);
+        }
+    }
+
+    #[test]
+    fn cached_list_equals_a_fresh_build_and_carries_the_typed_tools() {
+        let config = crate::config::Config::try_from_args([
+            "snowluma-mcp",
+            "--mode",
+            "read",
+            "--endpoint",
+            "http://127.0.0.1:9/",
+            "--events-url",
+            "ws://127.0.0.1:9/",
+            "--toolsets",
+            "message",
+        ])
+        .unwrap();
+        let shared = Shared::new(config).unwrap();
+        for apps_ui in [false, true] {
+            let caps = ClientCapabilities {
+                apps_ui,
+                ..ClientCapabilities::default()
+            };
+            let first = shared.tool_lists.get(&shared, &caps);
+            let again = shared.tool_lists.get(&shared, &caps);
+            assert!(Arc::ptr_eq(&first, &again), "built once");
+            let fresh = serde_json::to_value(build(&shared, &caps)).unwrap();
+            assert_eq!(serde_json::to_value(&*first).unwrap(), fresh);
+            let names: Vec<&str> = first.iter().map(|t| t.name.as_ref()).collect();
+            assert!(names.contains(&"subscribe_events"), "{names:?}");
+            assert!(
+                names.contains(&"get_msg"),
+                "typed read-only tool listed: {names:?}"
+            );
+            assert!(
+                !names.contains(&"send_msg"),
+                "write action hidden in read mode"
+            );
+        }
+    }
+}
