@@ -9,7 +9,9 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 
 mod events_url;
+pub mod http;
 pub use events_url::EventsUrl;
+pub use http::HttpConfig;
 
 /// What the server may do. Decided once at start-up; every call is checked against it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, schemars::JsonSchema)]
@@ -118,6 +120,9 @@ struct Flags {
     /// Log filter for stderr (tracing syntax), e.g. `info` or `debug,rmcp=warn`
     #[arg(long, env = "SNOWLUMA_MCP_LOG", default_value = "info,rmcp=warn")]
     log: String,
+
+    #[command(flatten)]
+    http: http::HttpFlags,
 }
 
 /// Limits and places of stream actions (files move on the MCP host).
@@ -169,6 +174,8 @@ pub struct Config {
     /// Where durable background tasks live; `None` disables them. Write mode only.
     pub task_dir: Option<PathBuf>,
     pub log: String,
+    /// The Streamable HTTP transport's settings; `None` serves stdio.
+    pub http: Option<HttpConfig>,
 }
 
 impl fmt::Debug for Config {
@@ -289,6 +296,7 @@ impl Config {
             .filter(|u| !u.trim().is_empty())
             .map(|u| EventsUrl::parse(&u))
             .transpose()?;
+        let http = flags.http.into_config()?;
         Ok(Config {
             mode,
             endpoint,
@@ -308,6 +316,7 @@ impl Config {
             },
             task_dir,
             log: flags.log,
+            http,
         })
     }
 }
