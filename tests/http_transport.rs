@@ -19,7 +19,9 @@ use std::time::Duration;
 
 use fake_snowluma::FakeSnowLuma;
 use fake_snowluma_ws::{FakeEventSocket, WsOptions};
-use http_server::{HttpServer, TOKEN, in_session, initialize_body, open_session, post, send};
+use http_server::{
+    Exchange, HttpServer, TOKEN, in_session, initialize_body, open_session, post, send,
+};
 use rmcp::model::ReadResourceRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -472,5 +474,274 @@ async fn two_legacy_sessions_keep_their_event_resources_apart() {
     // Ending A's session releases its resources on the hub.
     a.cancel().await.unwrap();
     b.cancel().await.unwrap();
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn ending_a_session_releases_its_event_resources() {
+    let ws = FakeEventSocket::start(WsOptions::default());
+    let server = HttpServer::start(
+        &[
+            ("SNOWLUMA_MCP_HTTP_TOKEN", TOKEN),
+            ("SNOWLUMA_MCP_MODE", "read"),
+            ("SNOWLUMA_MCP_ENDPOINT", "http://127.0.0.1:9/"),
+            ("SNOWLUMA_MCP_EVENTS_URL", &ws.url),
+        ],
+        &["--http-idle-secs", "1"],
+    )
+    .await;
+    let url = &server.url;
+    let subscribe = json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "subscribe_events", "arguments": { "self_id": 10001, "group_ids": [20001] } } });
+    // DELETE releases the session's resources, closing the shared socket with the last one.
+    let session = open_session(url, Some(TOKEN)).await;
+    let sub = in_session(url, &session, &subscribe).await;
+    assert!(
+        sub.json()["result"]["structuredContent"]["result"]["uri"].is_string(),
+        "{}",
+        sub.body
+    );
+    assert_eq!(ws.open_connections(), 1);
+    send(
+        reqwest::Method::DELETE,
+        url,
+        Some(TOKEN),
+        &[("mcp-session-id", &session)],
+        None,
+    )
+    .await;
+    wait_for(
+        || ws.open_connections() == 0,
+        "DELETE did not release the event resource",
+    )
+    .await;
+    // So does idle expiry.
+    let session = open_session(url, Some(TOKEN)).await;
+    in_session(url, &session, &subscribe).await;
+    wait_for(
+        || ws.open_connections() == 1,
+        "the subscription did not connect",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    wait_for(
+        || ws.open_connections() == 0,
+        "idle expiry did not release the event resource",
+    )
+    .await;
+    assert_eq!(in_session(url, &session, &tools_list(6)).await.status, 404);
+    server.stop().await;
+}
+
+async fn wait_for(mut condition: impl FnMut() -> bool, what: &str) {
+    for _ in 0..100 {
+        if condition() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}");
+}
+
+/// A `read_events` call with the given wait, as a JSON-RPC request.
+fn read_events(id: i64, uri: &str, wait_ms: u64, modern: bool) -> Value {
+    let mut params =
+        json!({ "name": "read_events", "arguments": { "uri": uri, "wait_ms": wait_ms } });
+    if modern {
+        params["_meta"] = raw_client::modern_meta(json!({}));
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params })
+}
+
+/// Sends `body` in a legacy session, or as a stateless 2026-07-28 request.
+async fn call_in(url: &str, session: Option<&str>, body: &Value) -> Exchange {
+    match session {
+        Some(session) => in_session(url, session, body).await,
+        None => {
+            let name = body["params"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            post(
+                url,
+                Some(TOKEN),
+                &[
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", &name),
+                ],
+                body,
+            )
+            .await
+        }
+    }
+}
+
+fn kind_of(reply: &Exchange) -> Value {
+    reply.json()["result"]["structuredContent"]["diagnostics"]["kind"].clone()
+}
+
+#[tokio::test]
+async fn cancelling_a_waiting_call_ends_it_in_both_generations() {
+    let ws = FakeEventSocket::start(WsOptions::default());
+    let server = HttpServer::start(
+        &[
+            ("SNOWLUMA_MCP_HTTP_TOKEN", TOKEN),
+            ("SNOWLUMA_MCP_MODE", "read"),
+            ("SNOWLUMA_MCP_ENDPOINT", "http://127.0.0.1:9/"),
+            ("SNOWLUMA_MCP_EVENTS_URL", &ws.url),
+        ],
+        &[],
+    )
+    .await;
+    let url = server.url.clone();
+    for modern in [false, true] {
+        let session = if modern {
+            None
+        } else {
+            Some(open_session(&url, Some(TOKEN)).await)
+        };
+        let mut subscribe = json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "subscribe_events", "arguments": { "self_id": 10001, "group_ids": [20001] } } });
+        if modern {
+            subscribe["params"]["_meta"] = raw_client::modern_meta(json!({}));
+        }
+        let sub = call_in(&url, session.as_deref(), &subscribe).await;
+        let uri = sub.json()["result"]["structuredContent"]["result"]["uri"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}", sub.body))
+            .to_string();
+        let waiting = {
+            let (url, session, body) = (
+                url.clone(),
+                session.clone(),
+                read_events(7, &uri, 30_000, modern),
+            );
+            tokio::spawn(async move { call_in(&url, session.as_deref(), &body).await })
+        };
+        // While the first read waits, a second one is refused.
+        let mut busy = false;
+        for _ in 0..50 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if kind_of(&call_in(&url, session.as_deref(), &read_events(8, &uri, 100, modern)).await)
+                == "wait_in_progress"
+            {
+                busy = true;
+                break;
+            }
+        }
+        assert!(busy, "modern={modern}: the first read never waited");
+        if let Some(session) = &session {
+            // Legacy: notifications/cancelled, as over stdio.
+            let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 7 } });
+            assert_eq!(in_session(&url, session, &cancel).await.status, 202);
+        } else {
+            // 2026-07-28: closing the response cancels the request.
+            waiting.abort();
+        }
+        let mut ended = false;
+        for _ in 0..50 {
+            let probe = call_in(&url, session.as_deref(), &read_events(9, &uri, 100, modern)).await;
+            if probe.json()["result"]["structuredContent"]["diagnostics"]["outcome"] == "success" {
+                ended = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(ended, "modern={modern}: the cancelled read kept waiting");
+        let release = json!({ "jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+            "name": "unsubscribe_events", "arguments": { "uri": uri },
+            "_meta": if modern { raw_client::modern_meta(json!({})) } else { json!({}) } } });
+        let released = call_in(&url, session.as_deref(), &release).await;
+        assert_eq!(
+            released.json()["result"]["structuredContent"]["result"]["released"],
+            uri.as_str(),
+            "{}",
+            released.body
+        );
+    }
+    server.stop().await;
+}
+
+/// A stateless 2026-07-28 POST declaring the tasks extension, with the routing headers.
+async fn modern_post(
+    url: &str,
+    id: i64,
+    method: &str,
+    name: Option<&str>,
+    mut params: Value,
+) -> Value {
+    params["_meta"] =
+        raw_client::modern_meta(json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } }));
+    let mut headers = vec![
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+    ];
+    if let Some(name) = name {
+        headers.push(("mcp-name", name));
+    }
+    let reply = post(
+        url,
+        Some(TOKEN),
+        &headers,
+        &json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{method}: {}", reply.body);
+    reply.json()
+}
+
+#[tokio::test]
+async fn background_tasks_run_and_are_polled_over_http() {
+    let fake = FakeSnowLuma::start(None).await;
+    let file = fake.add_generated_file("http-task.bin", 200_000, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let downloads = dir.path().join("downloads");
+    let tasks = dir.path().join("tasks");
+    let server = HttpServer::start(
+        &[
+            ("SNOWLUMA_MCP_HTTP_TOKEN", TOKEN),
+            ("SNOWLUMA_MCP_MODE", "write"),
+            ("SNOWLUMA_MCP_ENDPOINT", &fake.url),
+            ("SNOWLUMA_MCP_DOWNLOAD_DIR", downloads.to_str().unwrap()),
+            ("SNOWLUMA_MCP_TASK_DIR", tasks.to_str().unwrap()),
+        ],
+        &[],
+    )
+    .await;
+    let url = &server.url;
+    let created = modern_post(url, 1, "tools/call", Some("invoke_action_background"), json!({
+        "name": "invoke_action_background",
+        "arguments": { "action": "download_file_stream", "params": { "file": file, "chunk_size": 65536 } } })).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_string();
+    let mut done = Value::Null;
+    for id in 2..200 {
+        let got = modern_post(
+            url,
+            id,
+            "tasks/get",
+            Some(&task_id),
+            json!({ "taskId": task_id }),
+        )
+        .await;
+        if got["result"]["status"] != "working" {
+            done = got;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    let saved = &done["result"]["result"]["structuredContent"];
+    assert_eq!(saved["result"]["size"], 200_000);
+    let listing = modern_post(url, 300, "tools/list", None, json!({})).await;
+    let schema = listing["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "invoke_action_background")
+        .expect("listed")["outputSchema"]
+        .clone();
+    raw_client::assert_valid("invoke_action_background", &schema, saved);
     server.stop().await;
 }
