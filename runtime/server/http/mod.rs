@@ -56,6 +56,13 @@ where
     let local = listener
         .local_addr()
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
+    if http.idle_timeout < config.timeout {
+        // rmcp's idle timer only sees messages, so a silent call outliving it ends with its session.
+        tracing::warn!(
+            "SNOWLUMA_MCP_HTTP_IDLE_SECS ({} s) is shorter than SNOWLUMA_MCP_TIMEOUT_MS: a legacy session can expire while a call waits for SnowLuma",
+            http.idle_timeout.as_secs()
+        );
+    }
     let shared = Shared::new(config)?;
     if http.token.is_none() {
         tracing::warn!(
@@ -74,7 +81,7 @@ where
         .disable_allowed_origins()
         .with_max_request_body_bytes(http.max_body_bytes)
         .with_cancellation_token(shutdown.child_token());
-    let factory_shared = shared.clone();
+    let factory_shared = shared;
     let service = StreamableHttpService::new(
         move || {
             Ok(SnowlumaServer::for_http(
@@ -148,6 +155,5 @@ where
     };
     // Ends every session (dropping its state) and every open stream.
     shutdown.cancel();
-    drop(shared);
     Ok(signal)
 }
