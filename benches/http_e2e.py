@@ -17,7 +17,7 @@ Only loopback is used; every loop is bounded and both servers and the fake are s
 end. Usage: python3 benches/http_e2e.py [--calls N] [--debug]
 (after `cargo build --release --examples --bins`; --debug uses target/debug instead)
 """
-import argparse, http.client, json, os, re, select, statistics, subprocess, sys, threading, time
+import argparse, http.client, json, os, re, statistics, subprocess, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_support import Fake, clean_env, percentile, status_kib, stop  # noqa: E402
@@ -39,19 +39,21 @@ class HttpServer:
         self.proc = subprocess.Popen([binary, "--transport", "http", "--listen", "127.0.0.1:0"],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, env=env)
-        deadline = time.monotonic() + 20
+        # One reader thread: select() on a buffered pipe misses lines already read ahead.
         self.port = None
-        while self.port is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([self.proc.stderr], [], [], 0.5)
-            if ready:
-                line = self.proc.stderr.readline().decode()
-                match = re.search(r"at http://127\.0\.0\.1:(\d+)/mcp", line)
-                if match:
+        found = threading.Event()
+
+        def drain():
+            for raw in self.proc.stderr:
+                match = re.search(rb"at http://127\.0\.0\.1:(\d+)/mcp", raw)
+                if match and not found.is_set():
                     self.port = int(match[1])
-        if self.port is None:
+                    found.set()
+
+        threading.Thread(target=drain, daemon=True).start()
+        if not found.wait(20):
             stop(self.proc)
             raise RuntimeError("the HTTP server did not announce its port")
-        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
 
 
 class HttpClient:

@@ -69,28 +69,22 @@ def http_server(env: dict[str, str], args: list[str] | None = None) -> Iterator[
     )
     try:
         assert proc.stderr is not None
-        deadline = time.monotonic() + START_TIMEOUT_S
-        port = None
-        lines: list[str] = []
-        while port is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([proc.stderr], [], [], 0.5)
-            if ready:
-                line = proc.stderr.readline().decode("utf-8", "replace")
-                if not line:
-                    break
-                lines.append(line)
-                match = re.search(r"serving MCP over HTTP at http://127\.0\.0\.1:(\d+)/mcp", line)
-                if match:
-                    port = int(match[1])
-        assert port, f"the server did not announce its port: {lines}"
-        server = Server(proc, f"http://127.0.0.1:{port}/mcp", port)
-        server.log.extend(lines)
+        # One reader thread: select() on a buffered pipe misses lines already read ahead.
+        server = Server(proc, "", 0)
+        found = threading.Event()
 
         def drain() -> None:
             for raw in proc.stderr:  # type: ignore[union-attr]
-                server.log.append(raw.decode("utf-8", "replace"))
+                line = raw.decode("utf-8", "replace")
+                server.log.append(line)
+                match = re.search(r"serving MCP over HTTP at http://127\.0\.0\.1:(\d+)/mcp", line)
+                if match and not found.is_set():
+                    server.port = int(match[1])
+                    server.url = f"http://127.0.0.1:{server.port}/mcp"
+                    found.set()
 
         threading.Thread(target=drain, daemon=True).start()
+        assert found.wait(START_TIMEOUT_S), f"the server did not announce its port: {server.log}"
         yield server
     finally:
         proc.terminate()
