@@ -10,9 +10,11 @@ use clap::{Parser, ValueEnum};
 
 mod actions;
 mod events_url;
+pub mod http;
 mod tls;
 pub use actions::ActionSelection;
 pub use events_url::EventsUrl;
+pub use http::HttpConfig;
 pub use tls::{Tls, TlsFailure};
 
 /// What the server may do. Decided once at start-up; every call is checked against it.
@@ -142,6 +144,9 @@ struct Flags {
     /// Log filter for stderr (tracing syntax), e.g. `info` or `debug,rmcp=warn`
     #[arg(long, env = "SNOWLUMA_MCP_LOG", default_value = "info,rmcp=warn")]
     log: String,
+
+    #[command(flatten)]
+    http: http::HttpFlags,
 }
 
 /// Limits and places of stream actions (files move on the MCP host).
@@ -197,6 +202,8 @@ pub struct Config {
     /// Allow and deny lists and typed toolsets, resolved against the catalog by exec.
     pub actions: ActionSelection,
     pub log: String,
+    /// The Streamable HTTP transport's settings; `None` serves stdio.
+    pub http: Option<HttpConfig>,
 }
 
 impl fmt::Debug for Config {
@@ -315,6 +322,7 @@ impl Config {
             flags.toolsets.as_deref(),
         )?;
         let tls = Tls::load(flags.ca_file.as_deref())?;
+        let http = flags.http.into_config()?;
         Ok(Config {
             mode,
             endpoint,
@@ -336,6 +344,7 @@ impl Config {
             task_dir,
             actions,
             log: flags.log,
+            http,
         })
     }
 }

@@ -1,4 +1,5 @@
-//! `snowluma-mcp`: reads configuration, logs to stderr, serves MCP on stdin/stdout.
+//! `snowluma-mcp`: reads configuration, logs to stderr, serves MCP on stdin/stdout (or, with
+//! `--transport http`, over Streamable HTTP).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -134,6 +135,15 @@ async fn serve(config: Config) -> ExitCode {
         }
     }
     let shutdown = config.streams.shutdown.clone();
+    if config.http.is_some() {
+        return match snowluma_mcp::server::http::serve(config, termination()).await {
+            Ok(signal) => drain(&shutdown, signal).await,
+            Err(error) => {
+                tracing::error!("cannot start: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         eprintln!("{}", snowluma_mcp::cli::TERMINAL_HINT);
     }

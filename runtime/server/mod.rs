@@ -9,6 +9,7 @@ mod encode;
 mod event_resources;
 mod event_routes;
 mod event_tools;
+pub mod http;
 mod input_tools;
 mod message_preview;
 mod progress;
@@ -52,6 +53,9 @@ const CATALOG_TTL_MS: u64 = 300_000;
 pub struct SnowlumaServer {
     shared: Arc<Shared>,
     session: Arc<Session>,
+    /// Whose state a 2026-07-28 request uses: the connection's own on stdio; over HTTP, where
+    /// such requests have no session, one process-wide session (see `http`).
+    stateless: Arc<Session>,
 }
 
 impl SnowlumaServer {
@@ -63,7 +67,32 @@ impl SnowlumaServer {
     /// A handler for a new connection of a process that may serve several.
     pub fn for_session(shared: Arc<Shared>) -> Self {
         let session = Arc::new(Session::new(&shared));
-        SnowlumaServer { shared, session }
+        SnowlumaServer {
+            shared,
+            stateless: session.clone(),
+            session,
+        }
+    }
+
+    /// A handler for one HTTP legacy session or one stateless HTTP request: its own session,
+    /// and `stateless` for whatever 2026-07-28 requests keep between requests.
+    pub fn for_http(shared: Arc<Shared>, stateless: Arc<Session>) -> Self {
+        let session = Arc::new(Session::new(&shared));
+        SnowlumaServer {
+            shared,
+            session,
+            stateless,
+        }
+    }
+
+    /// The state this request works on: the session's, or for a 2026-07-28 request the
+    /// stateless one.
+    fn session_for(&self, ctx: &RequestContext<RoleServer>) -> &Arc<Session> {
+        if is_modern(ctx) {
+            &self.stateless
+        } else {
+            &self.session
+        }
     }
 
     pub fn config(&self) -> &Config {
@@ -308,7 +337,7 @@ impl ServerHandler for SnowlumaServer {
             _ => {
                 let call = Call {
                     shared: &self.shared,
-                    session: &self.session,
+                    session: self.session_for(&ctx),
                     args: request.arguments,
                     trace: &trace,
                     cancel: &ctx.ct,
@@ -415,7 +444,7 @@ impl ServerHandler for SnowlumaServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let caps = request_capabilities(&ctx);
         let mut items = resources::list(&caps);
-        if let Some(events) = &self.session.events {
+        if let Some(events) = &self.session_for(&ctx).events {
             items.extend(event_resources::list(events));
         }
         let mut result = ListResourcesResult::with_all_items(items);
@@ -445,7 +474,7 @@ impl ServerHandler for SnowlumaServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if let Some(events) = event_resources::for_uri(&self.session, &request.uri) {
+        if let Some(events) = event_resources::for_uri(self.session_for(&ctx), &request.uri) {
             let contents = event_resources::read(events, &request.uri)?;
             let mut result = ReadResourceResult::new(vec![contents]);
             result.meta = result_meta(&ctx);
@@ -494,7 +523,7 @@ impl ServerHandler for SnowlumaServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let events = self.session.events.as_ref()?;
+        let events = self.stateless.events.as_ref()?;
         let owned: Vec<String> = requested
             .resource_subscriptions
             .iter()
@@ -515,7 +544,7 @@ impl ServerHandler for SnowlumaServer {
             .unwrap_or_default();
         // Closing the stream stops notifications; it does not release the resources.
         let _registered = self
-            .session
+            .stateless
             .events
             .as_ref()
             .map(|events| events.routes.listen(uris, context.sink().clone()));

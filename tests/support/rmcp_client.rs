@@ -19,6 +19,21 @@ pub async fn connect<H: ClientHandler>(
     modern: bool,
 ) -> RunningService<RoleClient, H> {
     let transport = TokioChildProcess::new(command).expect("spawn");
+    connect_to(handler, transport, modern).await
+}
+
+/// Connects `handler` over any transport (e.g. rmcp's Streamable HTTP client), in the
+/// generation `modern` picks.
+pub async fn connect_to<H, T, E, A>(
+    handler: H,
+    transport: T,
+    modern: bool,
+) -> RunningService<RoleClient, H>
+where
+    H: ClientHandler,
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     let client = if modern {
         handler
             .serve_with_lifecycle(

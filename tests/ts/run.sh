@@ -6,4 +6,4 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 if [ ! -d node_modules/@modelcontextprotocol/client ]; then
   npm ci --no-audit --no-fund
 fi
-node --test tasks.test.mjs
+node --test tasks.test.mjs http.test.mjs

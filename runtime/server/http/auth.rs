@@ -1,0 +1,79 @@
+//! Bearer-token authentication of HTTP clients. The presented token is compared in constant
+//! time and then removed from the request, so nothing downstream (rmcp hands handlers the
+//! request's headers) can log it.
+
+use http::HeaderMap;
+use http::header::AUTHORIZATION;
+use subtle::ConstantTimeEq;
+
+use crate::config::http::HttpToken;
+
+/// Whether the request carries exactly one `Authorization: Bearer <token>` matching the
+/// configured token; always true when none is configured (loopback only).
+pub fn authorized(expected: Option<&HttpToken>, headers: &HeaderMap) -> bool {
+    let Some(expected) = expected else {
+        return true;
+    };
+    let mut values = headers.get_all(AUTHORIZATION).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return false;
+    };
+    let Some(presented) = bearer(value.as_bytes()) else {
+        return false;
+    };
+    // The length is not hidden; the content is.
+    bool::from(presented.ct_eq(expected.as_bytes()))
+}
+
+/// The credentials of a `Bearer` authorization (scheme matched case-insensitively).
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, rest) = value.split_at_checked(7)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return None;
+    }
+    let start = rest.iter().position(|b| *b != b' ')?;
+    let token = &rest[start..];
+    let end = token.iter().rposition(|b| *b != b' ')? + 1;
+    Some(&token[..end])
+}
+
+/// Drops every credential header before the request goes further.
+pub fn strip_credentials(headers: &mut HeaderMap) {
+    headers.remove(AUTHORIZATION);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn token() -> HttpToken {
+        // Built the way the configuration builds it: through the environment-free path.
+        crate::config::http::HttpToken::for_tests("s3cret")
+    }
+
+    fn with(values: &[&str]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for value in values {
+            map.append(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn matrix() {
+        let t = token();
+        assert!(authorized(Some(&t), &with(&["Bearer s3cret"])));
+        assert!(authorized(Some(&t), &with(&["bearer  s3cret "])));
+        assert!(!authorized(Some(&t), &with(&[])));
+        assert!(!authorized(Some(&t), &with(&["Bearer s3cre"])));
+        assert!(!authorized(Some(&t), &with(&["Bearer s3cret2"])));
+        assert!(!authorized(Some(&t), &with(&["Basic s3cret"])));
+        assert!(!authorized(Some(&t), &with(&["Bearer"])));
+        assert!(!authorized(
+            Some(&t),
+            &with(&["Bearer s3cret", "Bearer s3cret"])
+        ));
+        assert!(authorized(None, &with(&[])));
+    }
+}

@@ -1,0 +1,159 @@
+//! The opt-in Streamable HTTP transport (`--transport http`): rmcp's tower service on bare
+//! hyper, behind [`gate::Gate`] (Host/Origin, bearer token, limits).
+//!
+//! State: a legacy client (2025-06-18, 2025-11-25) gets a session (`Mcp-Session-Id`) whose
+//! handler owns its own [`Session`]: client capabilities from its `initialize`, its
+//! `elicitation/create` prompts, its event resources and subscriptions. The handler is
+//! dropped on DELETE, on idle expiry or at shutdown, and the session's state with it. A
+//! 2026-07-28 request has no session: rmcp builds a handler per POST, and what such requests
+//! keep between calls (event resources made by `subscribe_events`) lives in one process-wide
+//! stateless session, reachable only by holders of the bearer token.
+
+mod auth;
+mod gate;
+mod origin;
+mod reply;
+mod sessions;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::{Session, Shared, SnowlumaServer};
+use crate::config::Config;
+use gate::Gate;
+use origin::OriginPolicy;
+use sessions::SessionLimits;
+
+/// Open TCP connections beyond the request cap that may sit idle (keep-alive) before new
+/// ones are turned away.
+const SPARE_CONNECTIONS: usize = 64;
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves MCP over HTTP until `stop` resolves (its value is returned) or the listener
+/// fails. Errors are start-up problems, worded for the operator.
+pub async fn serve<F>(config: Config, stop: F) -> Result<&'static str, String>
+where
+    F: Future<Output = &'static str>,
+{
+    let Some(http) = config.http.clone() else {
+        return Err("the HTTP transport was started without HTTP settings".into());
+    };
+    let listener = TcpListener::bind(http.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", http.listen))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the listening address: {e}"))?;
+    if http.idle_timeout < config.timeout {
+        // rmcp's idle timer only sees messages, so a silent call outliving it ends with its session.
+        tracing::warn!(
+            "SNOWLUMA_MCP_HTTP_IDLE_SECS ({} s) is shorter than SNOWLUMA_MCP_TIMEOUT_MS: a legacy session can expire while a call waits for SnowLuma",
+            http.idle_timeout.as_secs()
+        );
+    }
+    let shared = Shared::new(config)?;
+    if http.token.is_none() {
+        tracing::warn!(
+            "no SNOWLUMA_MCP_HTTP_TOKEN: any local process can use this server; set one unless this machine has a single user"
+        );
+    }
+    let shutdown = CancellationToken::new();
+    let stateless = Arc::new(Session::new(&shared));
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(http.idle_timeout);
+    let manager = Arc::new(manager);
+    // Host and Origin are checked by the gate, before authentication; rmcp's own lists
+    // (loopback only by default) would refuse the public host.
+    let rmcp_config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_max_request_body_bytes(http.max_body_bytes)
+        .with_cancellation_token(shutdown.child_token());
+    let factory_shared = shared;
+    let service = StreamableHttpService::new(
+        move || {
+            Ok(SnowlumaServer::for_http(
+                factory_shared.clone(),
+                stateless.clone(),
+            ))
+        },
+        manager.clone(),
+        rmcp_config,
+    );
+    let gate = Arc::new(Gate {
+        path: http.path.clone(),
+        origins: OriginPolicy::new(http.public_origin.clone(), local.port()),
+        token: http.token.clone(),
+        max_body_bytes: http.max_body_bytes,
+        limits: SessionLimits::new(manager, http.max_sessions, http.max_requests),
+        service,
+    });
+    let connections = Arc::new(Semaphore::new(http.max_requests + SPARE_CONNECTIONS));
+    tracing::info!(
+        "serving MCP over HTTP at http://{local}{} (at most {} sessions, idle timeout {} s)",
+        http.path,
+        http.max_sessions,
+        http.idle_timeout.as_secs()
+    );
+    tokio::pin!(stop);
+    let signal = loop {
+        let accepted = tokio::select! {
+            signal = &mut stop => break signal,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, _) = match accepted {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                // Out of file descriptors and the like: wait instead of spinning.
+                tracing::warn!(%error, "accepting a connection failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = connections.clone().try_acquire_owned() else {
+            tracing::warn!("refused a connection: too many open connections");
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let gate = gate.clone();
+        let stopping = shutdown.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            let service = service_fn(move |request| {
+                let gate = gate.clone();
+                async move { Ok::<_, Infallible>(gate.handle(request).await) }
+            });
+            let connection = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(error) = result {
+                        tracing::debug!(%error, "HTTP connection ended with an error");
+                    }
+                }
+                () = stopping.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+    };
+    // Ends every session (dropping its state) and every open stream.
+    shutdown.cancel();
+    Ok(signal)
+}
