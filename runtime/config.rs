@@ -11,10 +11,12 @@ use clap::{Parser, ValueEnum};
 mod actions;
 mod events_url;
 pub mod http;
+mod secret;
 mod tls;
 pub use actions::ActionSelection;
 pub use events_url::EventsUrl;
 pub use http::HttpConfig;
+use secret::{SecretSource, read_secret};
 pub use tls::{Tls, TlsFailure};
 
 /// What the server may do. Decided once at start-up; every call is checked against it.
@@ -425,39 +427,14 @@ fn positive(variable: &str, value: u64) -> Result<(), ConfigError> {
 /// trailing newline trimmed; both at once is ambiguous. The token must be usable as an HTTP
 /// header value, which is checked here so a bad one stops the server at start-up.
 fn read_token(file: Option<&std::path::Path>) -> Result<Option<String>, ConfigError> {
-    let from_env = match std::env::var("SNOWLUMA_MCP_TOKEN") {
-        Ok(token) => Some(token).filter(|t| !t.is_empty()),
-        Err(std::env::VarError::NotPresent) => None,
-        Err(std::env::VarError::NotUnicode(_)) => {
-            return Err(ConfigError(
-                "SNOWLUMA_MCP_TOKEN is not valid UTF-8; set it to SnowLuma's access token".into(),
-            ));
-        }
-    };
-    let from_file = match file {
-        None => None,
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                ConfigError(format!(
-                    "SNOWLUMA_MCP_TOKEN_FILE {} cannot be read ({}); point it at a readable file holding only the token",
-                    path.display(),
-                    e.kind()
-                ))
-            })?;
-            let token = text.strip_suffix('\n').unwrap_or(&text);
-            let token = token.strip_suffix('\r').unwrap_or(token);
-            Some(token.to_string()).filter(|t| !t.is_empty())
-        }
-    };
-    let token = match (from_env, from_file) {
-        (Some(_), Some(_)) => {
-            return Err(ConfigError(
-                "both SNOWLUMA_MCP_TOKEN and SNOWLUMA_MCP_TOKEN_FILE are set; keep one of them"
-                    .into(),
-            ));
-        }
-        (token, None) | (None, token) => token,
-    };
+    let token = read_secret(
+        &SecretSource {
+            env: "SNOWLUMA_MCP_TOKEN",
+            file_setting: "SNOWLUMA_MCP_TOKEN_FILE",
+            what: "SnowLuma's access token",
+        },
+        file,
+    )?;
     if let Some(token) = &token
         && token.bytes().any(|b| b < 0x20 || b == 0x7f)
     {

@@ -10,6 +10,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::ConfigError;
+use super::secret::{SecretSource, read_secret};
 
 /// How MCP clients reach this server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -246,42 +247,14 @@ pub fn parse_public_origin(text: &str) -> Result<PublicOrigin, ConfigError> {
 /// trimmed; both at once is ambiguous. Kept apart from SnowLuma's token on purpose: the one
 /// who may use this server is not necessarily the one SnowLuma trusts.
 fn read_http_token(file: Option<&Path>) -> Result<Option<HttpToken>, ConfigError> {
-    let from_env = match std::env::var("SNOWLUMA_MCP_HTTP_TOKEN") {
-        Ok(token) => Some(token).filter(|t| !t.is_empty()),
-        Err(std::env::VarError::NotPresent) => None,
-        Err(std::env::VarError::NotUnicode(_)) => {
-            return Err(ConfigError(
-                "SNOWLUMA_MCP_HTTP_TOKEN is not valid UTF-8; set it to the token clients send"
-                    .into(),
-            ));
-        }
-    };
-    let from_file = match file {
-        None => None,
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                ConfigError(format!(
-                    "SNOWLUMA_MCP_HTTP_TOKEN_FILE {} cannot be read ({}); point it at a readable \
-                     file holding only the token",
-                    path.display(),
-                    e.kind()
-                ))
-            })?;
-            let token = text.strip_suffix('\n').unwrap_or(&text);
-            let token = token.strip_suffix('\r').unwrap_or(token);
-            Some(token.to_string()).filter(|t| !t.is_empty())
-        }
-    };
-    let token = match (from_env, from_file) {
-        (Some(_), Some(_)) => {
-            return Err(ConfigError(
-                "both SNOWLUMA_MCP_HTTP_TOKEN and SNOWLUMA_MCP_HTTP_TOKEN_FILE are set; keep one \
-                 of them"
-                    .into(),
-            ));
-        }
-        (token, None) | (None, token) => token,
-    };
+    let token = read_secret(
+        &SecretSource {
+            env: "SNOWLUMA_MCP_HTTP_TOKEN",
+            file_setting: "SNOWLUMA_MCP_HTTP_TOKEN_FILE",
+            what: "the token clients send",
+        },
+        file,
+    )?;
     if let Some(token) = &token
         && !token.bytes().all(|b| b.is_ascii_graphic())
     {
