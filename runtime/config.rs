@@ -323,7 +323,13 @@ impl Config {
             flags.deny_actions.as_deref(),
             flags.toolsets.as_deref(),
         )?;
-        let tls = Tls::load(flags.ca_file.as_deref())?;
+        // The system CA store is read only when a connection will use TLS: loading and
+        // parsing it is most of a plain-http or docs-mode start-up otherwise.
+        let uses_tls = endpoint
+            .as_deref()
+            .is_some_and(|e| e.trim_start().to_ascii_lowercase().starts_with("https:"))
+            || events_url.as_ref().is_some_and(EventsUrl::is_tls);
+        let tls = Tls::load(flags.ca_file.as_deref(), uses_tls)?;
         let http = flags.http.into_config()?;
         Ok(Config {
             mode,

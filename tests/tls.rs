@@ -191,7 +191,7 @@ fn hub(socket: &FakeEventSocket, ca_file: Option<&std::path::Path>) -> EventHub 
     EventHub::with_tls(
         EventsUrl::parse(&socket.url).unwrap(),
         Some(TOKEN.into()),
-        Some(Tls::load(ca_file).unwrap().client_config()),
+        Some(Tls::load(ca_file, true).unwrap().client_config()),
     )
 }
 

@@ -27,14 +27,18 @@ pub struct Tls {
 }
 
 impl Tls {
-    /// System roots plus every certificate in `ca_file`. A missing, unreadable or
-    /// certificate-less CA file is an error naming the setting.
-    pub fn load(ca_file: Option<&Path>) -> Result<Tls, ConfigError> {
+    /// Every certificate in `ca_file`, plus the system roots when `system_roots` (a configured
+    /// URL is https or wss; otherwise nothing would use them, and reading the system store is
+    /// the slowest part of start-up). A missing, unreadable or certificate-less CA file is an
+    /// error naming the setting, whichever URLs are configured.
+    pub fn load(ca_file: Option<&Path>, system_roots: bool) -> Result<Tls, ConfigError> {
         let mut roots = RootCertStore::empty();
-        // Unparsable system certificates are skipped: one bad file in /etc/ssl must not stop a
-        // server that may never open a TLS connection.
-        let system = rustls_native_certs::load_native_certs();
-        roots.add_parsable_certificates(system.certs);
+        if system_roots {
+            // Unparsable system certificates are skipped: one bad file in /etc/ssl must not
+            // stop the server.
+            let system = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(system.certs);
+        }
         if let Some(path) = ca_file {
             for certificate in read_ca_file(path)? {
                 roots.add(certificate).map_err(|e| {
@@ -186,7 +190,7 @@ mod tests {
         if let Some(contents) = contents {
             std::fs::write(&path, contents).unwrap();
         }
-        Tls::load(Some(&path)).unwrap_err().to_string()
+        Tls::load(Some(&path), false).unwrap_err().to_string()
     }
 
     #[test]
@@ -208,13 +212,13 @@ mod tests {
     #[test]
     fn a_directory_is_not_a_ca_file() {
         let dir = tempfile::tempdir().unwrap();
-        let message = Tls::load(Some(dir.path())).unwrap_err().to_string();
+        let message = Tls::load(Some(dir.path()), false).unwrap_err().to_string();
         assert!(message.contains("not a regular file"), "{message}");
     }
 
     #[test]
     fn without_a_ca_file_the_system_roots_load() {
-        let tls = Tls::load(None).unwrap();
+        let tls = Tls::load(None, true).unwrap();
         assert!(!tls.has_ca_file());
     }
 }

@@ -170,7 +170,7 @@ impl ConnectionTask {
         let connector = if self.url.is_tls() {
             let tls = match &self.tls {
                 Some(tls) => tls.clone(),
-                None => crate::config::Tls::load(None)
+                None => crate::config::Tls::load(None, true)
                     .map_err(|e| e.to_string())?
                     .client_config(),
             };
