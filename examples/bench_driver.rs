@@ -15,12 +15,16 @@
 //! count against either side (the first reply of each kind is checked in full). Loopback
 //! only; every loop is bounded and every child is stopped at the end.
 
+#[path = "support/peer.rs"]
+mod peer;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use peer::{Peer, initialize, release_dir};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "bench-token-4f1c9e";
@@ -65,146 +69,6 @@ fn options() -> Options {
     opts
 }
 
-/// target/release, from this example's own path (target/release/examples/bench_driver).
-fn release_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("own path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/release")
-        .to_path_buf()
-}
-
-/// A child speaking JSON lines on stdin/stdout.
-struct Peer {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-    line: Vec<u8>,
-}
-
-impl Peer {
-    fn spawn(binary: &Path, env: &[(&str, &str)]) -> Peer {
-        let mut command = Command::new(binary);
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("SNOWLUMA_MCP_") {
-                command.env_remove(key);
-            }
-        }
-        command.env("SNOWLUMA_MCP_LOG", "error");
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("{binary:?}: {e}"));
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("stdout"));
-        Peer {
-            child,
-            stdin,
-            stdout,
-            next_id: 0,
-            line: Vec::with_capacity(1 << 16),
-        }
-    }
-
-    fn send(&mut self, method: &str, params: &Value) -> u64 {
-        self.next_id += 1;
-        let mut line = serde_json::to_vec(
-            &json!({ "jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params }),
-        )
-        .expect("request");
-        line.push(b'\n');
-        self.stdin.write_all(&line).expect("write request");
-        self.next_id
-    }
-
-    /// The next reply line (notifications skipped); returns its id.
-    fn read_reply(&mut self) -> u64 {
-        loop {
-            self.line.clear();
-            let n = self.stdout.read_until(b'\n', &mut self.line).expect("read");
-            assert!(n > 0, "the peer closed stdout");
-            let head = &self.line[..self.line.len().min(64)];
-            if let Some(at) = find(head, br#""id":"#) {
-                let digits: Vec<u8> = head[at + 5..]
-                    .iter()
-                    .copied()
-                    .take_while(u8::is_ascii_digit)
-                    .collect();
-                if let Some(id) = std::str::from_utf8(&digits)
-                    .ok()
-                    .and_then(|d| d.parse().ok())
-                {
-                    return id;
-                }
-            }
-        }
-    }
-
-    /// One request and its reply line.
-    fn request(&mut self, method: &str, params: &Value) -> &[u8] {
-        let id = self.send(method, params);
-        self.stdin.flush().expect("flush");
-        let got = self.read_reply();
-        assert_eq!(got, id, "{method}: reply out of order");
-        &self.line
-    }
-
-    fn full(&mut self, method: &str, params: &Value) -> Value {
-        let line = self.request(method, params).to_vec();
-        serde_json::from_slice(&line).expect("reply is JSON")
-    }
-
-    fn peak_rss_mib(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
-            .map_or(0.0, |kib| kib / 1024.0)
-    }
-
-    fn close(mut self) {
-        drop(self.stdin);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn init_params() -> Value {
-    json!({
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": { "name": "bench", "version": "0" }
-    })
-}
-
-fn initialize(peer: &mut Peer) {
-    let reply = peer.full("initialize", &init_params());
-    assert!(reply["result"]["protocolVersion"].is_string(), "{reply}");
-    peer.stdin
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-        .expect("initialized");
-}
-
 /// Median and 99th percentile in microseconds.
 fn stats(samples: &mut [Duration]) -> (f64, f64) {
     samples.sort();
@@ -240,7 +104,7 @@ fn cold_start(server: &Path, echo: &Path, starts: usize, rows: &mut Vec<Row>) {
     let once = |binary: &Path| {
         let began = Instant::now();
         let mut peer = Peer::spawn(binary, &[]);
-        initialize(&mut peer);
+        initialize(&mut peer, "bench");
         peer.request("tools/list", &json!({}));
         let took = began.elapsed();
         peer.close();
@@ -285,8 +149,8 @@ fn docs_calls(server: &Path, echo: &Path, calls: usize, rows: &mut Vec<Row>) -> 
     ];
     let mut ours = Peer::spawn(server, &[]);
     let mut floor = Peer::spawn(echo, &[]);
-    initialize(&mut ours);
-    initialize(&mut floor);
+    initialize(&mut ours, "bench");
+    initialize(&mut floor, "bench");
     for (label, name, args) in tools {
         let params = json!({ "name": name, "arguments": args });
         let first = ours.full("tools/call", &params);
@@ -422,7 +286,7 @@ fn query_action(server: &Path, fake: &Path, opts: &Options, rows: &mut Vec<Row>)
             ("SNOWLUMA_MCP_TOKEN", TOKEN),
         ],
     );
-    initialize(&mut ours);
+    initialize(&mut ours, "bench");
     let params = json!({ "name": "query_action", "arguments": { "action": "get_login_info", "params": {} } });
     let first = ours.full("tools/call", &params);
     assert_eq!(
@@ -471,12 +335,12 @@ fn query_action(server: &Path, fake: &Path, opts: &Options, rows: &mut Vec<Row>)
         ours.send("tools/call", &params);
         sent += 1;
     }
-    ours.stdin.flush().expect("flush");
+    ours.flush();
     for _ in 0..total {
         ours.read_reply();
         if sent < total {
             ours.send("tools/call", &params);
-            ours.stdin.flush().expect("flush");
+            ours.flush();
             sent += 1;
         }
     }
