@@ -187,6 +187,7 @@ async fn serve(config: Config) -> ExitCode {
         // simply gone away: not an error.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => ExitCode::SUCCESS,
         Err(error) => {
+            let error = snowluma_mcp::server::stdio::start_failure(&error);
             tracing::error!(%error, "the MCP session ended before it started");
             ExitCode::FAILURE
         }

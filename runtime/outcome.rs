@@ -252,9 +252,9 @@ pub fn parse_args<T: DeserializeOwned>(
     args: Option<Map<String, Value>>,
 ) -> Result<T, ToolReply> {
     let value = Value::Object(args.unwrap_or_default());
-    serde_path_to_error::deserialize::<_, T>(value).map_err(|error| {
+    serde_path_to_error::deserialize::<_, T>(&value).map_err(|error| {
         let path = error.path().to_string();
-        let inner = error.into_inner().to_string();
+        let inner = without_value(&error.inner().to_string(), &value, error.path());
         let message = if path == "." {
             format!("invalid arguments: {inner}")
         } else {
@@ -268,6 +268,38 @@ pub fn parse_args<T: DeserializeOwned>(
             ),
         )
     })
+}
+
+/// serde's message about a value it refused, without the value. serde quotes a refused string
+/// (`invalid type: string "…"`, `` unknown variant `…` ``), and a string in the wrong place can
+/// be message text the caller meant to send: diagnostics are shown to users and kept in
+/// client logs and task records, so they name the field and what it expects, never its
+/// contents. `path` locates the refused value inside `root`.
+pub fn without_value(message: &str, root: &Value, path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut at = root;
+    for segment in path {
+        let next = match segment {
+            Segment::Seq { index } => at.get(*index),
+            Segment::Map { key } => at.get(key.as_str()),
+            Segment::Enum { .. } | Segment::Unknown => None,
+        };
+        match next {
+            Some(value) => at = value,
+            None => break,
+        }
+    }
+    match at {
+        // Exactly serde's two renderings of a refused string, so the rest of the message
+        // (the field, what was expected) stays as serde wrote it.
+        Value::String(text) => message
+            .replace(&format!("string {text:?}"), "a string")
+            .replace(
+                &format!("unknown variant `{text}`"),
+                "unknown variant (value not shown)",
+            ),
+        _ => message.to_string(),
+    }
 }
 
 /// A value's JSON type, for messages ("not an array").
@@ -298,6 +330,51 @@ mod tests {
             );
             assert!(!kind.meaning().is_empty() && !kind.usual_next_step().is_empty());
         }
+    }
+
+    #[test]
+    fn refused_strings_are_not_repeated_in_argument_errors() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Args {
+            id: i64,
+            kind: Option<Kind>,
+            list: Option<Vec<Kind>>,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[serde(rename_all = "lowercase")]
+        enum Kind {
+            Group,
+        }
+        let secret = "a \"quoted\" secret";
+        for (args, field) in [
+            (serde_json::json!({ "id": secret }), "`id`"),
+            (serde_json::json!({ "id": 1, "kind": secret }), "`kind`"),
+            (
+                serde_json::json!({ "id": 1, "list": ["group", secret] }),
+                "`list[1]`",
+            ),
+        ] {
+            let Value::Object(map) = args else {
+                unreachable!()
+            };
+            let reply = parse_args::<Args>("t", Some(map)).unwrap_err();
+            let message = reply.diagnostics.message.clone().unwrap_or_default();
+            assert!(message.contains(field), "{message}");
+            assert!(!message.contains("secret"), "{message}");
+        }
+        let Value::Object(map) = serde_json::json!({ "id": 1, "kind": "x" }) else {
+            unreachable!()
+        };
+        let message = parse_args::<Args>("t", Some(map))
+            .unwrap_err()
+            .diagnostics
+            .message
+            .clone();
+        assert!(
+            message.unwrap().contains("expected `group`"),
+            "the expectation stays"
+        );
     }
 
     #[test]

@@ -80,7 +80,7 @@ impl EventFilter {
                 } else {
                     field
                 },
-                problem: e.into_inner().to_string(),
+                problem: crate::outcome::without_value(&e.inner().to_string(), args, e.path()),
             }
         })?;
         EventFilter::new(request)
@@ -211,6 +211,14 @@ mod tests {
         for (args, field) in cases {
             let err = EventFilter::from_json(&args).unwrap_err().to_string();
             assert!(err.contains(field), "{args}: {err}");
+        }
+        // The refused value itself is not repeated (it could be message text).
+        for args in [
+            json!({"self_id": 1, "types": ["private words"]}),
+            json!({"self_id": "private words"}),
+        ] {
+            let err = EventFilter::from_json(&args).unwrap_err().to_string();
+            assert!(!err.contains("private words"), "{err}");
         }
     }
 }

@@ -18,6 +18,35 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
+/// Why a stdio session could not start, in words that never repeat what the client sent:
+/// rmcp's own text for an unexpected first message prints the whole message in debug form,
+/// parameters included (a notification's free text, the answer inside a response), and that
+/// text would end up in the log.
+pub fn start_failure(error: &rmcp::service::ServerInitializeError) -> String {
+    use rmcp::model::JsonRpcMessage;
+    use rmcp::service::ServerInitializeError as Failure;
+    match error {
+        Failure::ExpectedInitializeRequest(message) => {
+            let what = match message {
+                Some(JsonRpcMessage::Notification(_)) => "a notification",
+                Some(JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_)) => "a response",
+                Some(JsonRpcMessage::Request(_)) => "a request",
+                None => "nothing",
+            };
+            format!(
+                "the client sent {what} before the session started; an MCP client sends \
+                 initialize, or a request carrying its protocol version, first"
+            )
+        }
+        Failure::UnexpectedInitializeResponse(_) => {
+            "the client sent an unexpected result during initialize".into()
+        }
+        Failure::InitializeFailed(error) => format!("initialize failed: {}", error.message),
+        // Connection and transport failures carry no client content.
+        other => other.to_string(),
+    }
+}
+
 /// The longest line accepted, as rmcp's default.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 

@@ -77,6 +77,11 @@ impl HttpServer {
         }
     }
 
+    /// The server's process id (to read its command line).
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("server still running")
+    }
+
     /// Everything the server wrote to stderr so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -29,6 +30,8 @@ pub struct RawServer {
     next_internal_id: i64,
     /// How many tool results were validated against an advertised outputSchema.
     pub validated: usize,
+    /// Every stdout line so far, as received (for audits of the whole exchange).
+    transcript: Arc<Mutex<Vec<String>>>,
 }
 
 pub fn binary() -> &'static str {
@@ -84,9 +87,12 @@ impl RawServer {
         let stdout = child.stdout.take().unwrap();
         let stderr = child.stderr.take().unwrap();
         let (tx, lines) = mpsc::unbounded_channel();
+        let transcript = Arc::new(Mutex::new(Vec::new()));
+        let record = transcript.clone();
         tokio::spawn(async move {
             let mut reader = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = reader.next_line().await {
+                record.lock().unwrap().push(line.clone());
                 if tx.send(line).is_err() {
                     break;
                 }
@@ -111,6 +117,7 @@ impl RawServer {
             schemas: HashMap::new(),
             next_internal_id: 900_000_000,
             validated: 0,
+            transcript,
         }
     }
 
@@ -147,6 +154,11 @@ impl RawServer {
             ),
             _ => None,
         }
+    }
+
+    /// Every line the server wrote to stdout so far.
+    pub fn transcript(&self) -> Vec<String> {
+        self.transcript.lock().unwrap().clone()
     }
 
     /// Waits for the response with `id`. A tool result is checked against the outputSchema
