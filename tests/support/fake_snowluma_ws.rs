@@ -24,6 +24,8 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 #[derive(Clone, Debug)]
 pub struct WsOptions {
     pub token: Option<String>,
+    /// 0 picks a free port; a test that first saw the address refuse or stall picks its own.
+    pub port: u16,
     /// The adapter's configured path; SnowLuma's default is "/".
     pub path: String,
     /// The account every generated frame carries.
@@ -39,6 +41,7 @@ impl Default for WsOptions {
     fn default() -> Self {
         WsOptions {
             token: None,
+            port: 0,
             path: "/".into(),
             self_id: 10001,
             heartbeat: Duration::from_secs(30),
@@ -77,6 +80,8 @@ struct State {
     /// Connections the client ended with a close frame (a clean goodbye, not a drop).
     client_closes: usize,
     authorizations: Vec<Option<String>>,
+    /// The access token handshakes are checked against (starts as `WsOptions::token`).
+    token: Option<String>,
 }
 
 impl Shared {
@@ -88,7 +93,7 @@ impl Shared {
 impl FakeEventSocket {
     pub fn start(opts: WsOptions) -> FakeEventSocket {
         let listener =
-            std::net::TcpListener::bind(("127.0.0.1", 0)).expect("fake WS: bind 127.0.0.1");
+            std::net::TcpListener::bind(("127.0.0.1", opts.port)).expect("fake WS: bind 127.0.0.1");
         listener
             .set_nonblocking(true)
             .expect("fake WS: nonblocking");
@@ -98,8 +103,11 @@ impl FakeEventSocket {
             None => format!("ws://127.0.0.1:{port}{}", opts.path),
         };
         let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                token: opts.token.clone(),
+                ..State::default()
+            }),
             opts,
-            state: Mutex::new(State::default()),
         });
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
         let server_shared = shared.clone();
@@ -147,6 +155,12 @@ impl FakeEventSocket {
     /// Closes every connection with `code`.
     pub fn close_connections(&self, code: u16) {
         self.broadcast(|| Command::Close(code));
+    }
+
+    /// Changes the token later handshakes must carry, as an operator changing SnowLuma's
+    /// configuration would; open connections are not affected.
+    pub fn set_token(&self, token: Option<&str>) {
+        self.shared.lock().token = token.map(str::to_string);
     }
 
     /// Completed WebSocket handshakes so far.
@@ -242,7 +256,8 @@ where
         return;
     };
     let opts = &shared.opts;
-    let token_ok = match &opts.token {
+    let token = shared.lock().token.clone();
+    let token_ok = match &token {
         None => true,
         Some(token) => {
             authorization.as_deref() == Some(&format!("Bearer {token}"))

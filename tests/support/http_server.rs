@@ -82,6 +82,12 @@ impl HttpServer {
         self.log.lock().unwrap().clone()
     }
 
+    /// Whether the process is still running (it has not exited or been killed).
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Kills the process (SIGKILL: no clean shutdown, as a crash would) and waits for it.
     pub async fn stop(mut self) {
         let _ = self.child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;

@@ -29,6 +29,8 @@ pub struct RawServer {
     next_internal_id: i64,
     /// How many tool results were validated against an advertised outputSchema.
     pub validated: usize,
+    /// How long `next` waits for a message (`WAIT` unless a test expects a slower answer).
+    pub wait: Duration,
 }
 
 pub fn binary() -> &'static str {
@@ -111,6 +113,7 @@ impl RawServer {
             schemas: HashMap::new(),
             next_internal_id: 900_000_000,
             validated: 0,
+            wait: WAIT,
         }
     }
 
@@ -138,9 +141,9 @@ impl RawServer {
         self.wait_for_id(&json!(id)).await
     }
 
-    /// The next message on stdout, or None after `WAIT` or at end of stream.
+    /// The next message on stdout, or None after `wait` or at end of stream.
     pub async fn next(&mut self) -> Option<Value> {
-        match tokio::time::timeout(WAIT, self.lines.recv()).await {
+        match tokio::time::timeout(self.wait, self.lines.recv()).await {
             Ok(Some(line)) => Some(
                 serde_json::from_str(&line)
                     .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}")),
@@ -171,7 +174,7 @@ impl RawServer {
             let message = self
                 .next()
                 .await
-                .unwrap_or_else(|| panic!("no response with id {id} within {WAIT:?}"));
+                .unwrap_or_else(|| panic!("no response with id {id} within {:?}", self.wait));
             if message.get("id") == Some(id) && message.get("method").is_none() {
                 return message;
             }
@@ -222,6 +225,11 @@ impl RawServer {
     /// or a power cut would leave things.
     pub async fn kill(mut self) {
         self.child.kill().await.expect("kill snowluma-mcp");
+    }
+
+    /// Whether the process is still running (it has not exited or been killed).
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// The server's process id (for signals).
