@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::http_server::{self, HttpServer, TOKEN, open_session};
-use crate::raw_client::{RawServer, assert_valid, modern_meta, structured};
+use crate::raw_client::{RawServer, modern_meta, structured};
 
 pub const TASKS_EXT: &str = "io.modelcontextprotocol/tasks";
 const LEGACY_VERSION: &str = "2025-11-25";
@@ -92,6 +92,9 @@ pub struct Peer {
     next_id: i64,
     /// Advertised outputSchemas by tool name (one client, one capability set).
     schemas: Option<HashMap<String, Value>>,
+    /// Compiled validators of those schemas, built on first use: compiling one per result
+    /// would cost more than the call itself in an unoptimized build.
+    validators: HashMap<String, jsonschema::Validator>,
     /// Tool results checked against an advertised outputSchema so far.
     pub validated: usize,
 }
@@ -117,6 +120,7 @@ impl Peer {
             link,
             next_id: 1,
             schemas: None,
+            validators: HashMap::new(),
             validated: 0,
         };
         if !kind.modern {
@@ -162,7 +166,13 @@ impl Peer {
         let id = self.next_id;
         self.next_id += 1;
         match &mut self.link {
-            Link::Stdio(server) => server.request(id, method, params).await,
+            Link::Stdio(server) => {
+                // Sent as a plain line: this peer validates tool results itself.
+                let body =
+                    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+                server.send_line(&body.to_string()).await;
+                server.wait_for_id(&json!(id)).await
+            }
             Link::Http { server, session } => {
                 let body =
                     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
@@ -228,9 +238,24 @@ impl Peer {
                 .collect();
             self.schemas = Some(schemas);
         }
-        let schema = self.schemas.as_ref().and_then(|s| s.get(tool)).cloned();
-        let schema = schema.unwrap_or_else(|| panic!("{}: {tool} is not listed", self.kind));
-        assert_valid(tool, &schema, structured);
+        if !self.validators.contains_key(tool) {
+            let schema = self.schemas.as_ref().and_then(|s| s.get(tool));
+            let schema = schema.unwrap_or_else(|| panic!("{}: {tool} is not listed", self.kind));
+            let validator = jsonschema::validator_for(schema).unwrap_or_else(|e| {
+                panic!("{tool}: the advertised outputSchema is not a valid schema: {e}")
+            });
+            self.validators.insert(tool.to_string(), validator);
+        }
+        let errors: Vec<String> = self.validators[tool]
+            .iter_errors(structured)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{}: {tool}: structuredContent does not match the advertised outputSchema:\n{}\n{structured}",
+            self.kind,
+            errors.join("\n")
+        );
         self.validated += 1;
     }
 
