@@ -24,18 +24,12 @@ use std::time::Duration;
 
 use fake_snowluma::{FakeOptions, FakeSnowLuma, Fault};
 use fault_cells::*;
-use mcp_peer::{EVERY_KIND, Peer, PeerKind, Transport};
+use mcp_peer::{EVERY_KIND, Peer, PeerKind, Transport, listen, refusing_port};
 use raw_client::wait_until;
 use serde_json::json;
 use stream_helpers::{Dirs, pseudo_random};
 
 const TOKEN: &str = "fault-matrix-snowluma-token";
-
-/// A port nothing listens on yet (the fake takes it over later).
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
 
 fn dirs_for(kind: PeerKind, test: &str) -> Dirs {
     let dirs = Dirs::new(&format!("{test}-{}", kind.to_string().replace('/', "-")));
@@ -78,12 +72,12 @@ async fn start_peer(kind: PeerKind, env: &[(String, String)]) -> Peer {
     Peer::start(kind, &env).await
 }
 
-fn start_fake(port: u16) -> FakeSnowLuma {
-    let fake = FakeSnowLuma::start_blocking(FakeOptions {
+fn start_fake(listener: std::net::TcpListener) -> FakeSnowLuma {
+    let options = FakeOptions {
         token: Some(TOKEN.into()),
-        port,
         ..FakeOptions::default()
-    });
+    };
+    let fake = FakeSnowLuma::start_on(listener, options);
     fake.add_file(DOWNLOAD_NAME, pseudo_random(DOWNLOAD_SIZE, 1));
     fake
 }
@@ -93,7 +87,7 @@ fn start_fake(port: u16) -> FakeSnowLuma {
 /// port and every other column runs against every row. Returns the number of cells checked.
 async fn matrix(kind: PeerKind, group: usize) -> usize {
     let dirs = dirs_for(kind, &format!("fault-matrix-{group}"));
-    let port = free_port();
+    let (socket, port) = refusing_port();
     let env = server_env(&dirs, &format!("http://127.0.0.1:{port}/"), true);
     let mut peer = start_peer(kind, &env).await;
     let rows = rows_of(kind, group);
@@ -109,7 +103,7 @@ async fn matrix(kind: PeerKind, group: usize) -> usize {
         }
         assert!(peer.alive(), "{cell}: the server exited");
     }
-    let fake = start_fake(port);
+    let fake = start_fake(listen(socket));
     for row in &rows {
         let cell = format!("{kind} {} x NoListener", row.name());
         check_follow_up(&mut peer, &fake, row, &dirs, &cell).await;
@@ -206,7 +200,7 @@ async fn every_executing_tool_meets_every_http_fault_on_both_transports() {
 /// the transport-neutral peer.)
 async fn killed_mid_task(kind: PeerKind, row: &'static Row) {
     let dirs = dirs_for(kind, &format!("fault-kill-{}", row.action));
-    let fake = start_fake(0);
+    let fake = start_fake(std::net::TcpListener::bind("127.0.0.1:0").unwrap());
     // Default timeouts: only the kill ends the stalled transfer.
     let env = server_env(&dirs, &fake.url, false);
     let mut peer = start_peer(kind, &env).await;
@@ -250,6 +244,7 @@ async fn killed_mid_task(kind: PeerKind, row: &'static Row) {
         .await;
     let task = &after["result"];
     assert_eq!(task["status"], "failed", "{cell}: {after}");
+    assert_eq!(task["error"]["code"], -32603, "{cell}: {after}");
     let message = task["error"]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("remote outcome unknown"),

@@ -20,7 +20,7 @@ mod raw_client;
 use std::time::Duration;
 
 use fake_snowluma_ws::{FakeEventSocket, WsOptions, group_message};
-use mcp_peer::{EVERY_KIND, Peer, PeerKind};
+use mcp_peer::{EVERY_KIND, Peer, PeerKind, listen, refusing_port};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "fault-matrix-events-token";
@@ -136,12 +136,8 @@ async fn delivers(peer: &mut Peer, ws: &FakeEventSocket, uri: &str, text: &str, 
 }
 
 async fn events_matrix(kind: PeerKind) -> usize {
-    // Reserve a port: nothing listens, then a socket that never answers, then the fake.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // One port throughout: it refuses, then accepts and never answers, then is the fake's.
+    let (socket, port) = refusing_port();
     let url = format!("ws://127.0.0.1:{port}/");
     let mut peer = Peer::start(
         kind,
@@ -163,24 +159,18 @@ async fn events_matrix(kind: PeerKind) -> usize {
     )
     .await;
     cells += 1;
-    {
-        // Accepted by the kernel, never answered: the handshake times out (10 s).
-        let _silent = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
-        peer.set_wait(Duration::from_secs(14));
-        subscribe_fails(
-            &mut peer,
-            "events_connection",
-            &format!("{kind} stalled handshake"),
-        )
-        .await;
-        peer.set_wait(raw_client::WAIT);
-        cells += 1;
-    }
-    let ws = FakeEventSocket::start(WsOptions {
+    // Accepted by the kernel, never answered: the handshake times out (10 s).
+    let listener = listen(socket);
+    peer.set_wait(Duration::from_secs(14));
+    let cell = format!("{kind} stalled handshake");
+    subscribe_fails(&mut peer, "events_connection", &cell).await;
+    peer.set_wait(raw_client::WAIT);
+    cells += 1;
+    let options = WsOptions {
         token: Some(TOKEN.into()),
-        port,
         ..WsOptions::default()
-    });
+    };
+    let ws = FakeEventSocket::start_on(listener, options);
     let cell = format!("{kind} after the opening faults");
     let mut uri = subscribe(&mut peer, &cell).await;
     delivers(&mut peer, &ws, &uri, "first", &cell).await;

@@ -260,9 +260,15 @@ impl FakeSnowLuma {
 
     /// Same as `start_with`, for callers without an async context.
     pub fn start_blocking(opts: FakeOptions) -> FakeSnowLuma {
-        let base_path = normalize_base(&opts.base_path);
         let listener = std::net::TcpListener::bind(("127.0.0.1", opts.port))
             .expect("fake SnowLuma: bind 127.0.0.1");
+        Self::start_on(listener, opts)
+    }
+
+    /// Serves on a listener the test already holds (`opts.port` is ignored), e.g. a port it
+    /// kept refusing connections until now, so no other socket could take it meanwhile.
+    pub fn start_on(listener: std::net::TcpListener, opts: FakeOptions) -> FakeSnowLuma {
+        let base_path = normalize_base(&opts.base_path);
         listener
             .set_nonblocking(true)
             .expect("fake SnowLuma: nonblocking listener");

@@ -24,8 +24,6 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 #[derive(Clone, Debug)]
 pub struct WsOptions {
     pub token: Option<String>,
-    /// 0 picks a free port; a test that first saw the address refuse or stall picks its own.
-    pub port: u16,
     /// The adapter's configured path; SnowLuma's default is "/".
     pub path: String,
     /// The account every generated frame carries.
@@ -41,7 +39,6 @@ impl Default for WsOptions {
     fn default() -> Self {
         WsOptions {
             token: None,
-            port: 0,
             path: "/".into(),
             self_id: 10001,
             heartbeat: Duration::from_secs(30),
@@ -93,7 +90,13 @@ impl Shared {
 impl FakeEventSocket {
     pub fn start(opts: WsOptions) -> FakeEventSocket {
         let listener =
-            std::net::TcpListener::bind(("127.0.0.1", opts.port)).expect("fake WS: bind 127.0.0.1");
+            std::net::TcpListener::bind(("127.0.0.1", 0)).expect("fake WS: bind 127.0.0.1");
+        Self::start_on(listener, opts)
+    }
+
+    /// Serves on a listener the test already holds, e.g. one whose address first refused or
+    /// stalled connections, so no other socket could take the port meanwhile.
+    pub fn start_on(listener: std::net::TcpListener, opts: WsOptions) -> FakeEventSocket {
         listener
             .set_nonblocking(true)
             .expect("fake WS: nonblocking");

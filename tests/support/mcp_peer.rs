@@ -18,6 +18,25 @@ pub const TASKS_EXT: &str = "io.modelcontextprotocol/tasks";
 const LEGACY_VERSION: &str = "2025-11-25";
 const MODERN_VERSION: &str = "2026-07-28";
 
+/// A loopback port that refuses connections: bound but not listening, so it stays ours. The
+/// test later calls `listen` on the socket and hands the listener to a fake, with no window
+/// in which another socket could take the port. Needs a tokio runtime.
+pub fn refusing_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+    socket
+        .bind("127.0.0.1:0".parse().unwrap())
+        .expect("bind 127.0.0.1");
+    let port = socket.local_addr().expect("local address").port();
+    (socket, port)
+}
+
+/// Starts listening on a socket from `refusing_port`: connections are now accepted by the
+/// kernel (and wait in its backlog until something accepts them).
+pub fn listen(socket: tokio::net::TcpSocket) -> std::net::TcpListener {
+    let listener = socket.listen(64).expect("listen");
+    listener.into_std().expect("a std listener")
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
     Stdio,
