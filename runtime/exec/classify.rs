@@ -87,37 +87,32 @@ fn remote_failure(action: &ActionMeta, frame: Value) -> ToolReply {
 fn stream_failure(action: &ActionMeta, error: StreamError) -> ToolReply {
     match error {
         StreamError::Stop(StreamStop::Call(error)) => transport_failure(action.read_only, error),
-        StreamError::Stop(StreamStop::Idle(idle)) => {
-            let mut reply = ToolReply::error(
+        StreamError::Stop(StreamStop::Idle(idle)) => unknown_for_writes(
+            action,
+            ToolReply::error(
                 ErrorKind::StreamIdleTimeout,
-                if action.read_only {
-                    format!(
-                        "SnowLuma sent nothing for {} ms (SNOWLUMA_MCP_STREAM_IDLE_MS)",
-                        idle.as_millis()
-                    )
-                } else {
-                    format!(
-                        "SnowLuma sent nothing for {} ms (SNOWLUMA_MCP_STREAM_IDLE_MS). SnowLuma may already have received part of the transfer.",
-                        idle.as_millis()
-                    )
-                },
+                format!(
+                    "SnowLuma sent nothing for {} ms (SNOWLUMA_MCP_STREAM_IDLE_MS).",
+                    idle.as_millis()
+                ),
                 "check SnowLuma and the network, or raise SNOWLUMA_MCP_STREAM_IDLE_MS",
-            );
-            // A write that stopped waiting does not tell whether SnowLuma acted.
-            if !action.read_only {
-                reply.diagnostics.outcome = Outcome::Unknown;
-            }
-            reply
-        }
-        StreamError::Stop(StreamStop::Frame(error)) => ToolReply::error(
-            ErrorKind::BadFrame,
-            error.to_string(),
-            "check that the endpoint is SnowLuma's OneBot HTTP server",
+            ),
         ),
-        StreamError::Incomplete => ToolReply::error(
-            ErrorKind::StreamIncomplete,
-            "the stream ended without a terminal frame",
-            "check SnowLuma's logs; nothing is retried automatically",
+        StreamError::Stop(StreamStop::Frame(error)) => unknown_for_writes(
+            action,
+            ToolReply::error(
+                ErrorKind::BadFrame,
+                error.to_string(),
+                "check that the endpoint is SnowLuma's OneBot HTTP server",
+            ),
+        ),
+        StreamError::Incomplete => unknown_for_writes(
+            action,
+            ToolReply::error(
+                ErrorKind::StreamIncomplete,
+                "the stream ended without a terminal frame",
+                "check SnowLuma's logs; nothing is retried automatically",
+            ),
         ),
         StreamError::Refused {
             kind,
@@ -125,6 +120,19 @@ fn stream_failure(action: &ActionMeta, error: StreamError) -> ToolReply {
             next_step,
         } => ToolReply::error(kind, message, next_step),
     }
+}
+
+/// A write stream that stopped after its request went out (no answer in time, a malformed
+/// frame, no terminal frame) does not tell whether SnowLuma acted, exactly like an ordinary
+/// write whose answer is missing or not JSON: its outcome is unknown. A read claims nothing.
+fn unknown_for_writes(action: &ActionMeta, mut reply: ToolReply) -> ToolReply {
+    if !action.read_only {
+        reply.diagnostics.outcome = Outcome::Unknown;
+        if let Some(message) = &mut reply.diagnostics.message {
+            message.push_str(" SnowLuma may already have received part of the transfer.");
+        }
+    }
+    reply
 }
 
 fn classify_envelope(envelope: Value) -> ToolReply {
@@ -287,4 +295,46 @@ fn transport_failure(read_only: bool, error: CallError) -> ToolReply {
         reply.diagnostics.outcome = Outcome::Unknown;
     }
     reply
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::onebot::frames::FrameError;
+
+    #[test]
+    fn a_write_stream_that_broke_off_is_unknown_and_a_read_is_failed() {
+        for (name, outcome) in [
+            ("upload_file_stream", Outcome::Unknown),
+            ("download_file_stream", Outcome::Failed),
+        ] {
+            let meta = crate::catalog::lookup(name).unwrap().meta;
+            let stops = [
+                StreamError::Stop(StreamStop::Idle(Duration::from_millis(5))),
+                StreamError::Stop(StreamStop::Frame(FrameError::Oversized)),
+                StreamError::Incomplete,
+            ];
+            for stop in stops {
+                let reply = stream_failure(meta, stop);
+                assert!(reply.is_error, "{name}");
+                assert_eq!(reply.outcome(), outcome, "{name}: {reply:?}");
+                let message = reply.diagnostics.message.as_deref().unwrap_or_default();
+                assert_eq!(
+                    message.contains("may already have received"),
+                    outcome == Outcome::Unknown,
+                    "{name}: {message}"
+                );
+            }
+        }
+        // A refusal before anything was sent stays failed, even for a write.
+        let upload = crate::catalog::lookup("upload_file_stream").unwrap().meta;
+        let refused = StreamError::Refused {
+            kind: ErrorKind::InputFile,
+            message: "no".into(),
+            next_step: "fix it".into(),
+        };
+        assert_eq!(stream_failure(upload, refused).outcome(), Outcome::Failed);
+    }
 }

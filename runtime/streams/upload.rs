@@ -13,11 +13,11 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::contain::{self, Refusal};
-use super::{Progress, StreamFailure, StreamOutcome, StreamResult};
+use super::{Progress, StreamError, StreamFailure, StreamOutcome, StreamResult};
 use crate::config::StreamConfig;
 use crate::ids::{hex, random_hex};
-use crate::onebot::StreamLink;
 use crate::onebot::frames::{self, FrameKind};
+use crate::onebot::{CallError, StreamLink, StreamStop};
 use crate::outcome::ErrorKind;
 
 /// Raw bytes per chunk: 768 KiB becomes 1 MiB of base64, well under the 2 MiB body cap.
@@ -197,8 +197,19 @@ impl Upload<'_, '_> {
 
     /// One upload call: one frame back.
     async fn call(&mut self, params: Map<String, Value>) -> Result<Value, StreamFailure> {
-        self.sent_any = true;
-        let mut frames = super::open(self.link, self.action, &params).await?;
+        let opened = super::open(self.link, self.action, &params).await;
+        // A connection that could not be made sent nothing, so it alone leaves nothing to reset.
+        let nothing_sent = matches!(
+            &opened,
+            Err(StreamFailure {
+                error: StreamError::Stop(StreamStop::Call(
+                    CallError::Connect(_) | CallError::Tls(_) | CallError::BodyTooLarge(_)
+                )),
+                ..
+            })
+        );
+        self.sent_any |= !nothing_sent;
+        let mut frames = opened?;
         super::next_frame(&mut frames).await
     }
 

@@ -197,11 +197,44 @@ struct Shared {
 
 struct State {
     requests: Vec<Recorded>,
-    faults: HashMap<Option<String>, Fault>,
+    faults: HashMap<Option<String>, Armed>,
     answers: HashMap<String, Value>,
     version: String,
     files: HashMap<String, streams::Source>,
     uploads: streams::Uploads,
+}
+
+/// An injected fault, how many matching requests still pass untouched before it fires, and
+/// how many more times it fires (`None`: until cleared).
+struct Armed {
+    fault: Fault,
+    skip: usize,
+    times: Option<usize>,
+}
+
+impl State {
+    /// The fault for one request: the action's own one wins over the global one. While the
+    /// chosen entry still has requests to skip, or has fired as often as it may, this request
+    /// is answered normally.
+    fn take_fault(&mut self, action: Option<&str>) -> Option<Fault> {
+        let own = action.map(str::to_string);
+        let key = if own.is_some() && self.faults.contains_key(&own) {
+            own
+        } else {
+            None
+        };
+        let armed = self.faults.get_mut(&key)?;
+        if armed.skip > 0 {
+            armed.skip -= 1;
+            return None;
+        }
+        match &mut armed.times {
+            Some(0) => return None,
+            Some(times) => *times -= 1,
+            None => {}
+        }
+        Some(armed.fault.clone())
+    }
 }
 
 impl Shared {
@@ -227,9 +260,15 @@ impl FakeSnowLuma {
 
     /// Same as `start_with`, for callers without an async context.
     pub fn start_blocking(opts: FakeOptions) -> FakeSnowLuma {
-        let base_path = normalize_base(&opts.base_path);
         let listener = std::net::TcpListener::bind(("127.0.0.1", opts.port))
             .expect("fake SnowLuma: bind 127.0.0.1");
+        Self::start_on(listener, opts)
+    }
+
+    /// Serves on a listener the test already holds (`opts.port` is ignored), e.g. a port it
+    /// kept refusing connections until now, so no other socket could take it meanwhile.
+    pub fn start_on(listener: std::net::TcpListener, opts: FakeOptions) -> FakeSnowLuma {
+        let base_path = normalize_base(&opts.base_path);
         listener
             .set_nonblocking(true)
             .expect("fake SnowLuma: nonblocking listener");
@@ -305,10 +344,21 @@ impl FakeSnowLuma {
 
     /// `None` = every request; an action's own fault wins over the global one.
     pub fn set_fault(&self, action: Option<&str>, fault: Fault) {
+        self.arm(action, fault, 0, None);
+    }
+
+    /// A transient fault: the first `skip` matching requests are answered normally, the next
+    /// one meets `fault`, and later ones are answered normally again, so a multi-request
+    /// exchange (an upload's chunk calls) can fail part-way through and still be cleaned up.
+    pub fn set_fault_once_after(&self, action: Option<&str>, skip: usize, fault: Fault) {
+        self.arm(action, fault, skip, Some(1));
+    }
+
+    fn arm(&self, action: Option<&str>, fault: Fault, skip: usize, times: Option<usize>) {
         self.shared
             .lock()
             .faults
-            .insert(action.map(str::to_string), fault);
+            .insert(action.map(str::to_string), Armed { fault, skip, times });
     }
 
     pub fn clear_faults(&self) {

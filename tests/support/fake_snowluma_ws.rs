@@ -77,6 +77,8 @@ struct State {
     /// Connections the client ended with a close frame (a clean goodbye, not a drop).
     client_closes: usize,
     authorizations: Vec<Option<String>>,
+    /// The access token handshakes are checked against (starts as `WsOptions::token`).
+    token: Option<String>,
 }
 
 impl Shared {
@@ -89,6 +91,12 @@ impl FakeEventSocket {
     pub fn start(opts: WsOptions) -> FakeEventSocket {
         let listener =
             std::net::TcpListener::bind(("127.0.0.1", 0)).expect("fake WS: bind 127.0.0.1");
+        Self::start_on(listener, opts)
+    }
+
+    /// Serves on a listener the test already holds, e.g. one whose address first refused or
+    /// stalled connections, so no other socket could take the port meanwhile.
+    pub fn start_on(listener: std::net::TcpListener, opts: WsOptions) -> FakeEventSocket {
         listener
             .set_nonblocking(true)
             .expect("fake WS: nonblocking");
@@ -98,8 +106,11 @@ impl FakeEventSocket {
             None => format!("ws://127.0.0.1:{port}{}", opts.path),
         };
         let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                token: opts.token.clone(),
+                ..State::default()
+            }),
             opts,
-            state: Mutex::new(State::default()),
         });
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
         let server_shared = shared.clone();
@@ -147,6 +158,12 @@ impl FakeEventSocket {
     /// Closes every connection with `code`.
     pub fn close_connections(&self, code: u16) {
         self.broadcast(|| Command::Close(code));
+    }
+
+    /// Changes the token later handshakes must carry, as an operator changing SnowLuma's
+    /// configuration would; open connections are not affected.
+    pub fn set_token(&self, token: Option<&str>) {
+        self.shared.lock().token = token.map(str::to_string);
     }
 
     /// Completed WebSocket handshakes so far.
@@ -242,7 +259,8 @@ where
         return;
     };
     let opts = &shared.opts;
-    let token_ok = match &opts.token {
+    let token = shared.lock().token.clone();
+    let token_ok = match &token {
         None => true,
         Some(token) => {
             authorization.as_deref() == Some(&format!("Bearer {token}"))

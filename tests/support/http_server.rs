@@ -87,6 +87,12 @@ impl HttpServer {
         self.log.lock().unwrap().clone()
     }
 
+    /// Whether the process is still running (it has not exited or been killed).
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Kills the process (SIGKILL: no clean shutdown, as a crash would) and waits for it.
     pub async fn stop(mut self) {
         let _ = self.child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
@@ -154,6 +160,10 @@ pub fn client() -> reqwest::Client {
     install_tls_provider();
     reqwest::Client::builder()
         .timeout(Duration::from_secs(15))
+        // The server under test speaks plain HTTP on loopback: no trust roots are needed, and
+        // loading the system's (parsing its PEM bundle, unoptimized) cost more CPU than the
+        // requests themselves.
+        .tls_certs_only([])
         .build()
         .unwrap()
 }

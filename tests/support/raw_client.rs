@@ -32,6 +32,8 @@ pub struct RawServer {
     pub validated: usize,
     /// Every stdout line so far, as received (for audits of the whole exchange).
     transcript: Arc<Mutex<Vec<String>>>,
+    /// How long `next` waits for a message (`WAIT` unless a test expects a slower answer).
+    pub wait: Duration,
 }
 
 pub fn binary() -> &'static str {
@@ -118,6 +120,7 @@ impl RawServer {
             next_internal_id: 900_000_000,
             validated: 0,
             transcript,
+            wait: WAIT,
         }
     }
 
@@ -145,9 +148,9 @@ impl RawServer {
         self.wait_for_id(&json!(id)).await
     }
 
-    /// The next message on stdout, or None after `WAIT` or at end of stream.
+    /// The next message on stdout, or None after `wait` or at end of stream.
     pub async fn next(&mut self) -> Option<Value> {
-        match tokio::time::timeout(WAIT, self.lines.recv()).await {
+        match tokio::time::timeout(self.wait, self.lines.recv()).await {
             Ok(Some(line)) => Some(
                 serde_json::from_str(&line)
                     .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}")),
@@ -183,7 +186,7 @@ impl RawServer {
             let message = self
                 .next()
                 .await
-                .unwrap_or_else(|| panic!("no response with id {id} within {WAIT:?}"));
+                .unwrap_or_else(|| panic!("no response with id {id} within {:?}", self.wait));
             if message.get("id") == Some(id) && message.get("method").is_none() {
                 return message;
             }
@@ -234,6 +237,11 @@ impl RawServer {
     /// or a power cut would leave things.
     pub async fn kill(mut self) {
         self.child.kill().await.expect("kill snowluma-mcp");
+    }
+
+    /// Whether the process is still running (it has not exited or been killed).
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// The server's process id (for signals).

@@ -417,11 +417,7 @@ async fn handle(
                 params: parsed.as_ref().map(|p| Value::Object(p.params.clone())),
             });
         }
-        action
-            .as_ref()
-            .and_then(|a| st.faults.get(&Some(a.clone())))
-            .or_else(|| st.faults.get(&None))
-            .cloned()
+        st.take_fault(action.as_deref())
     };
 
     // SnowLuma resets the connection without answering a body over its 2 MiB cap.
