@@ -9,13 +9,16 @@
 //! gate), [`tasks`] (durable background tasks), [`events`] (SnowLuma's WebSocket events, buffers and cursors), [`streams`] (downloads, uploads, frame
 //! collections), [`onebot`] (SnowLuma's HTTP API), [`catalog`] (the bundled catalog over
 //! generated/), [`trace`] (W3C trace context), and the foundation: [`outcome`] (results,
-//! diagnostics, error kinds), [`config`] and [`ids`].
+//! diagnostics, error kinds), [`config`] and [`ids`]. `fuzz_api` (hidden) re-exports the few
+//! private pieces the fuzz targets under `fuzz/` drive directly.
 
 pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod events;
 pub mod exec;
+#[doc(hidden)]
+pub mod fuzz_api;
 pub mod ids;
 pub mod input;
 pub mod onebot;

@@ -92,13 +92,22 @@ fn parse_traceparent(value: &str) -> Option<(&str, &str)> {
 }
 
 /// W3C tracestate: at most 32 `key=value` members and 512 characters.
+///
+/// The value is forwarded to SnowLuma as an HTTP header exactly as kept, so it may hold only
+/// visible ASCII, spaces and tabs; the white space around members is the list syntax's
+/// optional white space (space and tab), not any Unicode white space: a newline between two
+/// members would make the header unsendable.
 fn valid_tracestate(value: &str) -> bool {
-    if value.len() > TRACESTATE_MAX_CHARS || !value.is_ascii() {
+    if value.len() > TRACESTATE_MAX_CHARS
+        || !value
+            .bytes()
+            .all(|b| b == b'\t' || (0x20..=0x7e).contains(&b))
+    {
         return false;
     }
     let members: Vec<&str> = value
         .split(',')
-        .map(str::trim)
+        .map(|m| m.trim_matches([' ', '\t']))
         .filter(|m| !m.is_empty())
         .collect();
     if members.is_empty() || members.len() > TRACESTATE_MAX_MEMBERS {
@@ -195,6 +204,29 @@ mod tests {
         assert!(!valid_tracestate("Upper=1"));
         assert!(!valid_tracestate("novalue"));
         assert!(!valid_tracestate("a=1,b=2,a=3"));
+        // Spaces and tabs around members are the list's optional white space.
+        assert!(valid_tracestate("a=1 ,\tb=2"));
+    }
+
+    /// Found by the `trace_context` fuzz target: a control character between members was
+    /// trimmed away member by member, so the tracestate was kept and then forwarded as an
+    /// HTTP header that cannot be sent, failing an otherwise valid call.
+    #[test]
+    fn control_characters_make_a_tracestate_invalid() {
+        let parent = serde_json::json!("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        for state in [
+            "a=1\n,b=2",
+            "a=1,\r\nb=2",
+            "a=1\u{b},b=2",
+            "a=1,\u{c}b=2",
+            "a=1\u{7f}",
+        ] {
+            assert!(!valid_tracestate(state), "{state:?}");
+            let context =
+                TraceContext::start(Some(&parent), Some(&serde_json::json!(state))).unwrap();
+            assert_eq!(context.tracestate, None, "{state:?}");
+            assert_eq!(context.warning, Some(INVALID_TRACE_CONTEXT));
+        }
     }
 
     #[test]

@@ -156,28 +156,45 @@ fn parse<T: DeserializeOwned>(
     display: &str,
     action: Option<&str>,
 ) -> Result<(T, Locations), Box<SpecError>> {
-    let failure = |line, column, field, message, suggestion| {
+    let text = std::fs::read_to_string(path).map_err(|e| {
         Box::new(SpecError {
             file: display.to_string(),
-            line,
-            column,
+            line: 1,
+            column: 1,
             action: action.map(str::to_string),
-            field,
-            message,
-            suggestion,
+            field: None,
+            message: format!("cannot read the file: {e}"),
+            suggestion: None,
         })
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| failure(1, 1, None, format!("cannot read the file: {e}"), None))?;
-    match serde_yaml::from_str::<T>(&text) {
-        Ok(value) => Ok((value, Locations::index(&text))),
+    })?;
+    parse_text(&text, display, action)
+}
+
+/// Reads one spec file's YAML `text` into the model plus its location index. `display` is the
+/// path errors name and `action` the action the file is for (its stem), if any. [`load`] reads
+/// every file through this; the fuzz target calls it directly.
+pub fn parse_text<T: DeserializeOwned>(
+    text: &str,
+    display: &str,
+    action: Option<&str>,
+) -> Result<(T, Locations), Box<SpecError>> {
+    match serde_yaml::from_str::<T>(text) {
+        Ok(value) => Ok((value, Locations::index(text))),
         Err(error) => {
             let (line, column) = error
                 .location()
                 .map(|l| (l.line(), l.column()))
                 .unwrap_or((1, 1));
             let (field, message, suggestion) = explain(&error.to_string());
-            Err(failure(line, column, field, message, suggestion))
+            Err(Box::new(SpecError {
+                file: display.to_string(),
+                line,
+                column,
+                action: action.map(str::to_string),
+                field,
+                message,
+                suggestion,
+            }))
         }
     }
 }

@@ -23,7 +23,8 @@ struct Buffered {
     event: Arc<str>,
 }
 
-pub(super) struct EventBuffer {
+#[derive(Default)]
+pub struct EventBuffer {
     kept: VecDeque<Buffered>,
     bytes: usize,
     last_seq: u64,
@@ -31,7 +32,7 @@ pub(super) struct EventBuffer {
 }
 
 /// What a read of the buffer found, before status is attached.
-pub(super) struct Slice {
+pub struct Slice {
     pub entries: Vec<(u64, Arc<str>)>,
     pub next_seq: u64,
     pub oldest_seq: u64,
@@ -41,12 +42,7 @@ pub(super) struct Slice {
 
 impl EventBuffer {
     pub fn new() -> EventBuffer {
-        EventBuffer {
-            kept: VecDeque::new(),
-            bytes: 0,
-            last_seq: 0,
-            dropped: 0,
-        }
+        EventBuffer::default()
     }
 
     pub fn push(&mut self, event: Arc<str>) {
@@ -69,6 +65,10 @@ impl EventBuffer {
 
     pub fn len(&self) -> usize {
         self.kept.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
     }
 
     pub fn last_seq(&self) -> u64 {
@@ -97,16 +97,12 @@ impl EventBuffer {
     }
 }
 
-pub(super) fn cursor(resource_id: &str, seq: u64) -> String {
+pub fn cursor(resource_id: &str, seq: u64) -> String {
     format!("{resource_id}-{seq}")
 }
 
 /// Reads a cursor issued for `resource_id` whose position is at most `last_seq`.
-pub(super) fn parse_cursor(
-    resource_id: &str,
-    last_seq: u64,
-    raw: &str,
-) -> Result<u64, EventsError> {
+pub fn parse_cursor(resource_id: &str, last_seq: u64, raw: &str) -> Result<u64, EventsError> {
     let malformed = || EventsError::BadCursor {
         problem: "is not a cursor this server issued; use next_cursor or oldest_cursor from a \
                   previous read of the same resource, or read without ?after"

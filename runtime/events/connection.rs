@@ -198,41 +198,16 @@ impl ConnectionTask {
 
     /// Checks one frame and hands it on; an error stops the connection.
     fn frame(&self, text: &str) -> Result<(), (StopReason, String)> {
-        let malformed = |what: &str| {
-            (
-                StopReason::MalformedEvent,
-                format!("SnowLuma sent a frame that is not a OneBot event: {what}"),
-            )
-        };
-        let event: Value = serde_json::from_str(text).map_err(|_| malformed("not JSON"))?;
-        let self_id = event
-            .get("self_id")
-            .and_then(Value::as_i64)
-            .ok_or_else(|| malformed("no integer self_id"))?;
-        let post_type = event
-            .get("post_type")
-            .and_then(Value::as_str)
-            .ok_or_else(|| malformed("no post_type"))?;
-        if self_id != self.self_id {
-            return Err((
-                StopReason::AccountMismatch,
-                format!(
-                    "an event carried self_id {self_id}, but the subscriptions are for {}; \
-                     SnowLuma is logged in to another account",
-                    self.self_id
-                ),
-            ));
-        }
+        let verdict = check_frame(text, self.self_id)?;
         let Some(hub) = self.hub.upgrade() else {
             return Ok(());
         };
-        if post_type == "meta_event" {
-            let time = event.get("time").and_then(Value::as_i64);
-            hub.meta_event(self.generation, time);
-            return Ok(());
-        }
-        if let Some(kind) = EventType::of_post_type(post_type) {
-            hub.deliver(self.generation, kind, &event, text);
+        match verdict {
+            FrameVerdict::Heartbeat { time } => hub.meta_event(self.generation, time),
+            FrameVerdict::Event { kind, event } => {
+                hub.deliver(self.generation, kind, &event, text);
+            }
+            FrameVerdict::Ignored => {}
         }
         Ok(())
     }
@@ -245,6 +220,55 @@ impl ConnectionTask {
             );
         }
     }
+}
+
+/// What one well-formed frame from SnowLuma is.
+#[derive(Debug, PartialEq)]
+pub enum FrameVerdict {
+    /// A `meta_event` (lifecycle or heartbeat) with its `time`: the connection is alive.
+    Heartbeat { time: Option<i64> },
+    /// A message, notice or request event for the resources' filters.
+    Event { kind: EventType, event: Value },
+    /// An event of a `post_type` no resource can ask for.
+    Ignored,
+}
+
+/// Checks one text frame against the subscribed account: a JSON value with an integer
+/// `self_id` equal to `self_id` and a string `post_type`. An error stops the connection with
+/// its reason. Pure, so the fuzz target can drive it without a socket.
+pub fn check_frame(text: &str, self_id: i64) -> Result<FrameVerdict, (StopReason, String)> {
+    let malformed = |what: &str| {
+        (
+            StopReason::MalformedEvent,
+            format!("SnowLuma sent a frame that is not a OneBot event: {what}"),
+        )
+    };
+    let event: Value = serde_json::from_str(text).map_err(|_| malformed("not JSON"))?;
+    let frame_self_id = event
+        .get("self_id")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| malformed("no integer self_id"))?;
+    let post_type = event
+        .get("post_type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| malformed("no post_type"))?;
+    if frame_self_id != self_id {
+        return Err((
+            StopReason::AccountMismatch,
+            format!(
+                "an event carried self_id {frame_self_id}, but the subscriptions are for \
+                 {self_id}; SnowLuma is logged in to another account"
+            ),
+        ));
+    }
+    if post_type == "meta_event" {
+        let time = event.get("time").and_then(Value::as_i64);
+        return Ok(FrameVerdict::Heartbeat { time });
+    }
+    Ok(match EventType::of_post_type(post_type) {
+        Some(kind) => FrameVerdict::Event { kind, event },
+        None => FrameVerdict::Ignored,
+    })
 }
 
 fn closed(frame: Option<(CloseCode, String)>) -> (StopReason, String) {

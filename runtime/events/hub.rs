@@ -439,31 +439,18 @@ impl HubShared {
             .resources
             .get(id)
             .ok_or_else(|| unknown(&format!("{URI_PREFIX}{id}")))?;
-        let after = after
-            .map(|raw| parse_cursor(id, resource.buffer.last_seq(), raw))
-            .transpose()?
-            .unwrap_or(0);
-        let slice = resource.buffer.slice(after, limit);
         let status = state
             .connection
             .as_ref()
             .map_or(ConnectionStatus::Connecting, |c| c.status.borrow().clone());
-        Ok(Page {
-            entries: slice
-                .entries
-                .into_iter()
-                .map(|(seq, text)| PageEntry {
-                    cursor: cursor(id, seq),
-                    event: raw_event(&text),
-                })
-                .collect(),
+        read_page(
+            id,
+            &resource.buffer,
+            after,
+            limit,
             status,
-            next_cursor: cursor(id, slice.next_seq),
-            oldest_cursor: cursor(id, slice.oldest_seq),
-            dropped_events: slice.dropped,
-            gap: slice.gap,
-            notification_failed: resource.notification_failed,
-        })
+            resource.notification_failed,
+        )
     }
 
     /// A lifecycle or heartbeat event: the connection is alive.
@@ -521,6 +508,40 @@ impl HubShared {
     }
 }
 
+/// One read of resource `id` whose events are in `buffer`: at most `limit` events after the
+/// cursor `after` (as the client sent it; `None` reads from the oldest kept event). Pure, so
+/// the fuzz target can check cursors and pages without a connection.
+pub fn read_page(
+    id: &str,
+    buffer: &EventBuffer,
+    after: Option<&str>,
+    limit: usize,
+    status: ConnectionStatus,
+    notification_failed: bool,
+) -> Result<Page, EventsError> {
+    let after = after
+        .map(|raw| parse_cursor(id, buffer.last_seq(), raw))
+        .transpose()?
+        .unwrap_or(0);
+    let slice = buffer.slice(after, limit);
+    Ok(Page {
+        entries: slice
+            .entries
+            .into_iter()
+            .map(|(seq, text)| PageEntry {
+                cursor: cursor(id, seq),
+                event: raw_event(&text),
+            })
+            .collect(),
+        status,
+        next_cursor: cursor(id, slice.next_seq),
+        oldest_cursor: cursor(id, slice.oldest_seq),
+        dropped_events: slice.dropped,
+        gap: slice.gap,
+        notification_failed,
+    })
+}
+
 /// The kept text as a raw JSON value: it was parsed as a JSON object on arrival, so it is
 /// valid JSON; the fallback only guards against that invariant breaking.
 fn raw_event(text: &str) -> Box<RawValue> {
@@ -536,7 +557,7 @@ fn unknown(uri: &str) -> EventsError {
 }
 
 /// Splits `snowluma://onebot/events/<id>?after=<cursor>`; only `after` is understood.
-fn split_after(uri: &str) -> Result<(&str, Option<String>), EventsError> {
+pub fn split_after(uri: &str) -> Result<(&str, Option<String>), EventsError> {
     let Some((base, query)) = uri.split_once('?') else {
         return Ok((uri, None));
     };

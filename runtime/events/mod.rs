@@ -17,11 +17,11 @@
 //! is the notifier's business: the hub always calls it, and it may return `Ok(())` without
 //! sending. An `Err` sets the resource's sticky `notification_failed` flag.
 
-mod buffer;
-mod connection;
+pub(crate) mod buffer;
+pub(crate) mod connection;
 mod error;
 mod filter;
-mod hub;
+pub(crate) mod hub;
 mod probe;
 
 pub use crate::config::EventsUrl;

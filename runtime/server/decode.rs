@@ -8,7 +8,9 @@
 //! `CallToolRequest` (its own deserializer, so `_meta` and the params are read exactly as
 //! rmcp reads them). Anything else, and anything unusual about a tool call (a stray `result`
 //! or `error`, a repeated key, another method), returns `None` and takes the generic path, so
-//! what is accepted and how errors read does not change.
+//! what is accepted and how errors read does not change. That includes values nobody reads:
+//! the generic path buffers the whole message, so it refuses invalid UTF-8, a lone surrogate
+//! escape or an out-of-range number anywhere in the line, and the fast path checks the same.
 
 use std::fmt;
 
@@ -18,7 +20,7 @@ use rmcp::model::{
 };
 use rmcp::service::RxJsonRpcMessage;
 use serde::Deserialize;
-use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 const TOOLS_CALL: &str = "tools/call";
@@ -30,6 +32,8 @@ pub fn tool_call(line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
         return None;
     }
     let (jsonrpc, id, params) = (parts.jsonrpc?, parts.id?, parts.params?);
+    // rmcp's own parse of the params below skips unknown keys without checking them.
+    serde_json::from_str::<Checked>(params.get()).ok()?;
     // rmcp's request decoder reads `{method, params}`; the other keys are not its business.
     let mut body = String::with_capacity(params.get().len() + 36);
     body.push_str(r#"{"method":"tools/call","params":"#);
@@ -86,15 +90,70 @@ impl<'de: 'a, 'a> Visitor<'de> for PartsVisitor<'a> {
                 // decides what it is.
                 "jsonrpc" | "id" | "params" | "method" | "result" | "error" => {
                     usable = false;
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Checked>()?;
                 }
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Checked>()?;
                 }
             }
         }
         parts.complete = usable && method;
         Ok(parts)
+    }
+}
+
+/// Any JSON value, read as strictly as a value that is kept (valid UTF-8 and escapes, numbers
+/// in range, the nesting limit) but not stored. `IgnoredAny` skips a value without those
+/// checks, which would let the fast path accept a line the generic path refuses.
+struct Checked;
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CheckedVisitor)
+    }
+}
+
+struct CheckedVisitor;
+
+impl<'de> Visitor<'de> for CheckedVisitor {
+    type Value = Checked;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_entry::<Checked, Checked>()?.is_some() {}
+        Ok(Checked)
     }
 }
 
@@ -140,5 +199,35 @@ mod tests {
         ] {
             assert!(tool_call(line.as_bytes()).is_none(), "{line}");
         }
+    }
+
+    /// Found by the `jsonrpc_line` fuzz target: values in keys nobody reads were skipped
+    /// unchecked, so a line rmcp's decoder refuses (answered with -32700) ran as a tool call.
+    #[test]
+    fn a_line_the_generic_path_refuses_is_not_a_tool_call() {
+        let call = |extra: &[u8], params_extra: &[u8]| {
+            let mut line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","x":"#.to_vec();
+            line.extend_from_slice(extra);
+            line.extend_from_slice(br#","params":{"name":"n","y":"#);
+            line.extend_from_slice(params_extra);
+            line.extend_from_slice(b"}}");
+            line
+        };
+        for line in [
+            call(b"\"\xff\xfe\"", b"1"),
+            call(br#""\ud800""#, b"1"),
+            call(b"1e400", b"1"),
+            call(b"1", br#""\udc00 ""#),
+            call(b"1", b"[-1e999]"),
+        ] {
+            let shown = String::from_utf8_lossy(&line);
+            assert!(
+                serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&line).is_err(),
+                "{shown}"
+            );
+            assert!(tool_call(&line).is_none(), "{shown}");
+        }
+        // The same line with ordinary values is a tool call.
+        assert!(tool_call(&call(b"\"\\u00e9\"", b"[1.5]")).is_some());
     }
 }

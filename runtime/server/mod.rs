@@ -3,7 +3,7 @@
 //! tool registry, and the rendering of tool replies into MCP results.
 
 mod action_tools;
-mod decode;
+pub(crate) mod decode;
 mod docs;
 mod encode;
 mod event_resources;

@@ -55,6 +55,8 @@ pub struct StdioTransport<R, W> {
     line: Vec<u8>,
     /// Dropping the rest of an oversized line until its newline.
     discarding: bool,
+    /// [`MAX_LINE_BYTES`], except in the fuzz target, which needs lines it can reach.
+    max_line: usize,
     writer: Arc<Mutex<W>>,
     seen_request: bool,
 }
@@ -65,10 +67,19 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     pub fn new(reader: R, writer: W) -> Self {
+        Self::with_line_limit(reader, writer, MAX_LINE_BYTES)
+    }
+
+    /// A transport whose longest line is `max_line` bytes (newline included) instead of
+    /// [`MAX_LINE_BYTES`]: the fuzz target's way to reach the oversized-line path with small
+    /// inputs. The server itself always uses [`StdioTransport::new`].
+    #[doc(hidden)]
+    pub fn with_line_limit(reader: R, writer: W, max_line: usize) -> Self {
         StdioTransport {
             reader: BufReader::with_capacity(64 * 1024, reader),
             line: Vec::new(),
             discarding: false,
+            max_line,
             writer: Arc::new(Mutex::new(writer)),
             seen_request: false,
         }
@@ -116,7 +127,7 @@ where
             }
             let newline = available.iter().position(|b| *b == b'\n');
             let take = newline.map_or(available.len(), |i| i + 1);
-            let oversized = !self.discarding && self.line.len() + take > MAX_LINE_BYTES;
+            let oversized = !self.discarding && self.line.len() + take > self.max_line;
             if !self.discarding && !oversized {
                 self.line.extend_from_slice(&available[..take]);
             }
@@ -167,7 +178,7 @@ where
                     return None;
                 }
                 Ok(false) => {
-                    tracing::warn!(limit = MAX_LINE_BYTES, "discarded an oversized message");
+                    tracing::warn!(limit = self.max_line, "discarded an oversized message");
                     self.reply_error(
                         Value::Null,
                         -32600,
