@@ -250,6 +250,61 @@ async fn a_notification_first_and_garbage_lines_do_not_end_the_process() {
     assert_eq!(code, Some(0));
 }
 
+/// rmcp's bootstrap loop answers `server/discover`, `ping` and requests it cannot place
+/// (incomplete `_meta`) itself and reads on; a notification or response read there used to end
+/// the process. A modern client may cancel or stray at any point, so each is dropped until a
+/// lifecycle has begun, and passed through after.
+#[tokio::test]
+async fn stray_messages_between_bootstrap_requests_do_not_end_the_process() {
+    let mut server = RawServer::spawn(&[]);
+    let meta = modern_meta(json!({}));
+    let discover = server
+        .request(1, "server/discover", json!({ "_meta": meta }))
+        .await;
+    assert!(discover.get("result").is_some(), "{discover}");
+    let strays = [
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": { "requestId": 1, "reason": "changed my mind" } }),
+        json!({ "jsonrpc": "2.0", "id": 99, "result": {} }),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+    ];
+    for stray in &strays {
+        server.send(stray).await;
+    }
+    let ping = server.request(2, "ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    for stray in &strays {
+        server.send(stray).await;
+    }
+    // A request without the modern `_meta` is refused and the loop reads on.
+    let refused = server.request(3, "tools/list", json!({})).await;
+    assert!(refused.get("error").is_some(), "{refused}");
+    for stray in &strays {
+        server.send(stray).await;
+    }
+    let response = server
+        .request(
+            4,
+            "tools/call",
+            json!({ "name": "list_categories", "arguments": {}, "_meta": meta }),
+        )
+        .await;
+    assert_eq!(
+        structured(&response)["result"].as_array().map(Vec::len),
+        Some(11),
+        "{response}"
+    );
+    // Inside the lifecycle a cancellation of a finished request is harmless too.
+    server.send(&strays[0]).await;
+    let listed = server
+        .request(5, "tools/list", json!({ "_meta": meta }))
+        .await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let (code, stderr) = server.finish().await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("ended before it started"), "{stderr}");
+}
+
 #[tokio::test]
 async fn unknown_resources_use_each_generations_code() {
     let mut server = RawServer::spawn(&[]);

@@ -3,8 +3,9 @@
 //!
 //! - an unparsable line is answered with `-32700 Parse error` and `id: null`;
 //! - well-formed JSON that is not a JSON-RPC message gets `-32600` with its `id` (or null);
-//! - notifications and responses that arrive before the first request are dropped instead of
-//!   ending the process (rmcp's lifecycle loop treats them as fatal);
+//! - notifications and responses that arrive before a lifecycle has started (before initialize,
+//!   or before the first modern request other than `ping` and `server/discover`) are dropped
+//!   instead of ending the process (rmcp's bootstrap loop treats them as fatal);
 //! - lines longer than [`MAX_LINE_BYTES`] are discarded with a `-32600` reply.
 
 use std::future::Future;
@@ -47,6 +48,31 @@ pub fn start_failure(error: &rmcp::service::ServerInitializeError) -> String {
     }
 }
 
+/// Whether rmcp's bootstrap loop (`serve_server_with_ct_inner`) leaves for a lifecycle on this
+/// message: an `initialize` request, or any other request except `ping` and `server/discover`
+/// whose `_meta` is complete and names a version rmcp serves. The loop answers everything else
+/// itself and reads on, and a notification or response it reads there ends the process, so
+/// the transport holds those back until this has been true once. A modern client may well
+/// send `notifications/cancelled` right after `server/discover`.
+fn starts_lifecycle(message: &RxJsonRpcMessage<RoleServer>) -> bool {
+    use rmcp::model::{ClientRequest, GetMeta, ProtocolVersion};
+    let RxJsonRpcMessage::<RoleServer>::Request(request) = message else {
+        return false;
+    };
+    match &request.request {
+        ClientRequest::InitializeRequest(_) => true,
+        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
+        other => {
+            let meta = other.get_meta();
+            meta.missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                .is_empty()
+                && meta
+                    .protocol_version()
+                    .is_some_and(|version| ProtocolVersion::KNOWN_VERSIONS.contains(&version))
+        }
+    }
+}
+
 /// The longest line accepted, as rmcp's default.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
@@ -58,7 +84,8 @@ pub struct StdioTransport<R, W> {
     /// [`MAX_LINE_BYTES`], except in the fuzz target, which needs lines it can reach.
     max_line: usize,
     writer: Arc<Mutex<W>>,
-    seen_request: bool,
+    /// Whether rmcp has left its bootstrap loop (see [`starts_lifecycle`]).
+    started: bool,
 }
 
 impl<R, W> StdioTransport<R, W>
@@ -81,7 +108,7 @@ where
             discarding: false,
             max_line,
             writer: Arc::new(Mutex::new(writer)),
-            seen_request: false,
+            started: false,
         }
     }
 
@@ -199,21 +226,22 @@ where
             }
             // Tool calls, the bulk of the traffic, in one pass (see `decode`).
             if let Some(call) = super::decode::tool_call(text) {
-                self.seen_request = true;
+                self.started = self.started || starts_lifecycle(&call);
                 return Some(call);
             }
             // One parse on the happy path; a line that is not a message is looked at again
             // only to choose the right error.
             let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
                 Ok(message) => {
-                    let is_request = matches!(message, RxJsonRpcMessage::<RoleServer>::Request(_));
-                    if !self.seen_request && !is_request {
-                        tracing::debug!(
-                            "dropped a notification or response sent before the first request"
-                        );
-                        continue;
+                    if !self.started {
+                        if !matches!(message, RxJsonRpcMessage::<RoleServer>::Request(_)) {
+                            tracing::debug!(
+                                "dropped a notification or response sent before the session started"
+                            );
+                            continue;
+                        }
+                        self.started = starts_lifecycle(&message);
                     }
-                    self.seen_request |= is_request;
                     return Some(message);
                 }
                 Err(error) => error,

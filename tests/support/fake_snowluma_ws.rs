@@ -253,6 +253,11 @@ where
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         query = request.uri().query().map(str::to_string);
+        // Counted before the 101 goes out: a client that closes right after its handshake
+        // (`snowluma-mcp check`) may be gone before this task runs again.
+        let mut state = shared.lock();
+        state.handshakes += 1;
+        state.authorizations.push(authorization.clone());
         Ok(response)
     };
     let Ok(mut socket) = tokio_tungstenite::accept_hdr_async(stream, callback).await else {
@@ -270,8 +275,6 @@ where
     let (tx, mut rx) = mpsc::unbounded_channel();
     {
         let mut state = shared.lock();
-        state.handshakes += 1;
-        state.authorizations.push(authorization.clone());
         if token_ok {
             state.open += 1;
             state.connections.push(tx);
