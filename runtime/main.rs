@@ -119,8 +119,15 @@ async fn serve(config: Config) -> ExitCode {
     // FIFOs (how MCP clients launch servers) are driven by the IO reactor; anything else falls
     // back to tokio's blocking stdio handles.
     // Refuse a download directory another user could own or read; clear crash leftovers.
+    // Only write mode runs stream actions, so the other modes never touch the directory (docs
+    // mode stays free of file-system side effects, and start-up spares a blocking thread).
     let dir = config.streams.download_dir.clone();
-    match tokio::task::spawn_blocking(move || prepare_download_dir(&dir)).await {
+    let prepared = if config.mode.writes() {
+        tokio::task::spawn_blocking(move || prepare_download_dir(&dir)).await
+    } else {
+        Ok(Ok(0))
+    };
+    match prepared {
         Ok(Ok(0)) => {}
         Ok(Ok(removed)) => tracing::info!(removed, "removed .part files left by an earlier run"),
         Ok(Err(problem)) => {

@@ -183,15 +183,20 @@ impl Diagnostics {
 /// {result, diagnostics}` plus the same JSON as text.
 #[derive(Debug, Clone)]
 pub struct ToolReply {
+    /// The result, except in a reply made by [`ToolReply::serialized`], whose result exists
+    /// only as `result_json` until [`ToolReply::take_result`] or [`ToolReply::result_mut`]
+    /// builds it (null until then).
     pub result: Value,
     /// Boxed to keep `Result<_, ToolReply>` small.
     pub diagnostics: Box<Diagnostics>,
     /// Tool misuse and transport errors; a OneBot business failure is not an error.
     pub is_error: bool,
-    /// `result` already serialized, for answers built once and served many times, so
-    /// rendering copies these bytes instead of serializing `result` again. Only
-    /// [`ToolReply::ok_serialized`] sets it; whoever changes `result` afterwards must clear it.
+    /// `result` already serialized, so rendering copies these bytes instead of serializing
+    /// `result` again. Only [`ToolReply::serialized`] sets it, and [`ToolReply::result_mut`]
+    /// clears it.
     pub result_json: Option<Arc<RawValue>>,
+    /// `result` is still to be built from `result_json`.
+    deferred: bool,
 }
 
 impl ToolReply {
@@ -201,22 +206,49 @@ impl ToolReply {
             diagnostics: Box::new(Diagnostics::success()),
             is_error: false,
             result_json: None,
+            deferred: false,
+        }
+    }
+
+    /// A successful reply whose result is only its JSON text: most replies are written out
+    /// as text and never need the value tree (the stdio transport writes `structuredContent`
+    /// from the text), so the tree is built only when someone asks for it.
+    pub fn serialized(json: Arc<RawValue>) -> Self {
+        ToolReply {
+            result_json: Some(json),
+            deferred: true,
+            ..ToolReply::ok(Value::Null)
+        }
+    }
+
+    /// Serializes `result` straight to text (no value tree) for [`ToolReply::serialized`].
+    pub fn ok_typed<T: serde::Serialize + ?Sized>(result: &T) -> Self {
+        match serde_json::value::to_raw_value(result) {
+            Ok(json) => ToolReply::serialized(json.into()),
+            Err(_) => ToolReply::ok(Value::Null),
+        }
+    }
+
+    /// Builds `result` from `result_json` if it exists only there.
+    fn materialize(&mut self) {
+        if std::mem::take(&mut self.deferred)
+            && let Some(json) = &self.result_json
+        {
+            self.result = serde_json::from_str(json.get()).unwrap_or(Value::Null);
         }
     }
 
     /// `result` for changing: drops the serialized copy, which would no longer match.
     pub fn result_mut(&mut self) -> &mut Value {
+        self.materialize();
         self.result_json = None;
         &mut self.result
     }
 
-    /// A successful reply whose result was serialized ahead of time: `json` must be
-    /// `result`'s JSON text.
-    pub fn ok_serialized(result: Value, json: Arc<RawValue>) -> Self {
-        ToolReply {
-            result_json: Some(json),
-            ..ToolReply::ok(result)
-        }
+    /// Moves the result out (built from its text if need be), leaving null.
+    pub fn take_result(&mut self) -> Value {
+        self.materialize();
+        std::mem::take(&mut self.result)
     }
 
     /// A tool error: `result` is null and the diagnostics say what went wrong and what to do.
@@ -232,6 +264,7 @@ impl ToolReply {
             diagnostics: Box::new(diagnostics),
             is_error: true,
             result_json: None,
+            deferred: false,
         }
     }
 

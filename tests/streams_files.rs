@@ -54,6 +54,54 @@ async fn a_download_directory_others_can_enter_or_a_symlink_is_refused_at_start(
     assert!(stderr.contains("is a symlink"), "{stderr}");
 }
 
+/// Only write mode runs stream actions: docs and read mode never create, check or clean the
+/// download directory, even one that write mode would refuse.
+#[tokio::test]
+async fn docs_and_read_mode_leave_the_download_directory_alone() {
+    let dirs = Dirs::new("untouched-dir");
+    let fake = FakeSnowLuma::start(None).await;
+    let cache = dirs.root.join("cache");
+    let cache_str = cache.to_string_lossy().to_string();
+    std::fs::set_permissions(&dirs.downloads, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let open_dir = dirs.downloads.to_string_lossy().to_string();
+    for (mode, dir) in [
+        ("docs", None),
+        ("read", None),
+        ("read", Some(open_dir.as_str())),
+    ] {
+        let mut env = vec![
+            ("SNOWLUMA_MCP_MODE", mode),
+            ("XDG_CACHE_HOME", cache_str.as_str()),
+        ];
+        if mode == "read" {
+            env.push(("SNOWLUMA_MCP_ENDPOINT", fake.url.as_str()));
+        }
+        if let Some(dir) = dir {
+            env.push(("SNOWLUMA_MCP_DOWNLOAD_DIR", dir));
+        }
+        let mut server = RawServer::spawn(&env);
+        let listed = server
+            .request(1, "tools/list", json!({ "_meta": modern_meta(json!({})) }))
+            .await;
+        assert!(listed["result"]["tools"].is_array(), "{mode}: {listed}");
+        let (code, stderr) = server.finish().await;
+        assert_eq!(code, Some(0), "{mode}: {stderr}");
+        assert!(!cache.exists(), "{mode} mode created {}", cache.display());
+        assert!(
+            std::fs::read_dir(&dirs.downloads).unwrap().next().is_none(),
+            "{mode} mode wrote into the download directory"
+        );
+    }
+    // The same open directory stops write mode at start-up.
+    let server = RawServer::spawn(&[
+        ("SNOWLUMA_MCP_MODE", "write"),
+        ("SNOWLUMA_MCP_ENDPOINT", fake.url.as_str()),
+        ("SNOWLUMA_MCP_DOWNLOAD_DIR", open_dir.as_str()),
+    ]);
+    let (code, stderr) = server.exited().await;
+    assert_eq!(code, Some(2), "{stderr}");
+}
+
 #[tokio::test]
 async fn the_default_download_directory_is_per_user_and_private() {
     let dirs = Dirs::new("default-dir");

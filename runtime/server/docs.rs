@@ -134,9 +134,9 @@ fn filter_and_page(
     ))
 }
 
-/// A typed result as a reply.
+/// A typed result as a reply, serialized straight to text.
 fn reply<T: Serialize>(result: &T) -> ToolReply {
-    ToolReply::ok(serde_json::to_value(result).unwrap_or(Value::Null))
+    ToolReply::ok_typed(result)
 }
 
 pub fn list_actions(args: Args) -> ToolReply {
@@ -162,24 +162,22 @@ pub fn list_actions(args: Args) -> ToolReply {
     run().unwrap_or_else(|e| e)
 }
 
-/// An answer that never changes, built and serialized once.
+/// An answer that never changes, serialized once.
 pub struct StaticAnswer {
-    value: Value,
     json: Arc<RawValue>,
 }
 
 impl StaticAnswer {
     fn new<T: Serialize>(result: &T) -> StaticAnswer {
-        let value = serde_json::to_value(result).unwrap_or(Value::Null);
-        let json = serde_json::value::to_raw_value(&value)
+        let json = serde_json::value::to_raw_value(result)
             .unwrap_or_else(|_| RawValue::NULL.to_owned())
             .into();
-        StaticAnswer { value, json }
+        StaticAnswer { json }
     }
 
-    /// A reply carrying the answer and its serialization.
+    /// A reply carrying the answer's serialization (shared, not copied).
     pub fn reply(&self) -> ToolReply {
-        ToolReply::ok_serialized(self.value.clone(), self.json.clone())
+        ToolReply::serialized(self.json.clone())
     }
 }
 

@@ -1,9 +1,11 @@
 //! Encoding outgoing messages for the stdio transport, serializing each tool result once.
 //!
 //! Every tool result this server renders ([`super::render::into_result`]) carries one text
-//! block whose text IS the JSON of `structuredContent`. The generic encoding walks the
+//! block whose text IS the JSON of `structuredContent`. The generic encoding would walk the
 //! `structuredContent` value tree a second time to produce bytes the text already holds, so a
-//! tool-result response is written here with those bytes copied in place of the second walk.
+//! tool-result response is written here with those bytes copied in place of the second walk;
+//! results rendered for stdio (`StructuredCopy::FromText`) hold a placeholder instead of
+//! the tree, and this is where their `structuredContent` is written.
 //! Everything else, and any tool result that does not have that shape, takes the generic
 //! path. The output is byte-for-byte what `serde_json::to_vec` of the message gives (tests
 //! below compare the two).
@@ -47,10 +49,11 @@ fn text_of(result: &CallToolResult) -> Option<&str> {
     if text.meta.is_some() || text.annotations.is_some() {
         return None;
     }
-    // Debug builds (every test) prove the invariant this path relies on.
-    debug_assert_eq!(
-        serde_json::to_string(structured).ok().as_deref(),
-        Some(text.text.as_str()),
+    // `render`'s placeholder stands for "written from the text" (StructuredCopy::FromText).
+    // Otherwise debug builds (every test) prove the invariant this path relies on.
+    debug_assert!(
+        super::render::is_placeholder(structured)
+            || serde_json::to_string(structured).ok().as_deref() == Some(text.text.as_str()),
         "a tool result's text must be the JSON of its structuredContent"
     );
     Some(&text.text)
@@ -148,6 +151,24 @@ mod tests {
             typed.result_type = Some(ResultType::COMPLETE);
             same_as_generic(&response(NumberOrString::Number(1), typed));
         }
+    }
+
+    /// A result rendered for stdio holds a placeholder: its structuredContent is the text.
+    #[test]
+    fn a_placeholder_is_written_from_the_text() {
+        let structured =
+            json!({ "result": { "n": [1, "二"] }, "diagnostics": { "outcome": "success" } });
+        let mut placeholder = rendered(structured.clone(), false);
+        placeholder.structured_content = Some(super::super::render::placeholder());
+        let with_tree = rendered(structured, false);
+        let line = message_line(&response(NumberOrString::Number(3), placeholder)).unwrap();
+        let mut generic =
+            serde_json::to_vec(&response(NumberOrString::Number(3), with_tree)).unwrap();
+        generic.push(b'\n');
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            String::from_utf8(generic).unwrap()
+        );
     }
 
     #[test]

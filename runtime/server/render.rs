@@ -12,16 +12,41 @@ use serde_json::{Map, Value, json};
 use crate::outcome::{Diagnostics, ErrorKind, ToolReply};
 use crate::trace::TraceContext;
 
+/// How `structuredContent` reaches the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StructuredCopy {
+    /// The stdio transport writes it from the text block (`super::encode`): the result holds
+    /// an empty object as a placeholder ([`placeholder`]) and no value tree is built.
+    FromText,
+    /// Whoever sends or stores the result serializes it generically (rmcp's HTTP transport,
+    /// task records), so it holds the value.
+    Value,
+}
+
+/// What a result rendered with [`StructuredCopy::FromText`] holds as `structuredContent`: an
+/// empty object (no allocation), which no rendered result has (they all have `result` and
+/// `diagnostics`). An object, because rmcp moves any other value into a text block for legacy
+/// clients before the transport sees the result.
+pub fn placeholder() -> Value {
+    Value::Object(Map::new())
+}
+
+/// Whether `structured` is the [`placeholder`].
+pub fn is_placeholder(structured: &Value) -> bool {
+    structured.as_object().is_some_and(Map::is_empty)
+}
+
 /// The final result; `meta` carries anything else the result's `_meta` needs (server info
 /// for modern clients).
 ///
 /// The text is written straight from the reply (a result serialized ahead of time is copied
-/// in), and the stdio transport writes `structuredContent` from that same text
-/// (`super::encode`), so a reply is serialized once.
+/// in). With [`StructuredCopy::FromText`] that text is the only serialization of the reply;
+/// otherwise the value tree is built (or moved in) as well.
 pub fn into_result(
     mut reply: ToolReply,
     trace: &TraceContext,
     mut meta: MetaObject,
+    copy: StructuredCopy,
 ) -> CallToolResult {
     if let Some(warning) = trace.warning {
         reply
@@ -30,14 +55,19 @@ pub fn into_result(
             .insert("trace".into(), json!(warning));
     }
     let text = structured_text(&reply);
-    // Moved in, not `json!`: the macro would copy the whole result through `to_value`.
-    let mut structured = Map::with_capacity(2);
-    structured.insert("result".into(), reply.result);
-    structured.insert(
-        "diagnostics".into(),
-        serde_json::to_value(&reply.diagnostics).unwrap_or(Value::Null),
-    );
-    let structured = Value::Object(structured);
+    let structured = match copy {
+        StructuredCopy::FromText => placeholder(),
+        StructuredCopy::Value => {
+            // Moved in, not `json!`: the macro would copy the whole result through `to_value`.
+            let mut structured = Map::with_capacity(2);
+            structured.insert("result".into(), reply.take_result());
+            structured.insert(
+                "diagnostics".into(),
+                serde_json::to_value(&reply.diagnostics).unwrap_or(Value::Null),
+            );
+            Value::Object(structured)
+        }
+    };
     let mut result = if reply.is_error {
         CallToolResult::error(vec![ContentBlock::text(text)])
     } else {
@@ -55,13 +85,7 @@ pub fn into_result(
 /// `structuredContent` object (keys in this order), without building it first.
 fn structured_text(reply: &ToolReply) -> String {
     let result = match &reply.result_json {
-        Some(json) => {
-            debug_assert_eq!(
-                serde_json::to_string(&reply.result).ok().as_deref(),
-                Some(json.get())
-            );
-            ResultText::Serialized(json)
-        }
+        Some(json) => ResultText::Serialized(json),
         None => ResultText::Value(&reply.result),
     };
     let structured = Structured {

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::registry::{Answer, Call};
-use super::render;
+use super::render::{self, StructuredCopy};
 use crate::exec::{Access, ActionArgs, Capability, Entry, Requirement};
 use crate::outcome::{ErrorKind, ToolReply, parse_args};
 use crate::streams::{Progress, ProgressSink};
@@ -153,7 +153,8 @@ fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
                 cancel.is_cancelled() && reply.diagnostics.kind == Some(ErrorKind::Cancelled);
             let is_error = reply.is_error;
             // Saved exactly as invoke_action would have answered, so tasks/get can return it.
-            let result = render::into_result(reply, &trace, MetaObject::new());
+            let result =
+                render::into_result(reply, &trace, MetaObject::new(), StructuredCopy::Value);
             let result = serde_json::to_value(&result).unwrap_or_else(|err| {
                 json!({ "isError": true, "content": [{ "type": "text", "text": err.to_string() }] })
             });
