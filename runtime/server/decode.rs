@@ -34,12 +34,13 @@ pub fn tool_call(line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
     let (jsonrpc, id, params) = (parts.jsonrpc?, parts.id?, parts.params?);
     // rmcp's own parse of the params below skips unknown keys without checking them.
     serde_json::from_str::<Checked>(params.get()).ok()?;
-    // rmcp's request decoder reads `{method, params}`; the other keys are not its business.
-    let mut body = String::with_capacity(params.get().len() + 36);
-    body.push_str(r#"{"method":"tools/call","params":"#);
-    body.push_str(params.get());
-    body.push('}');
-    let request: CallToolRequest = serde_json::from_str(&body).ok()?;
+    // What rmcp's request decoder does, without its `#[serde(flatten)]` (which buffers the
+    // params into an intermediate tree first): the params with their own derive, `_meta` moved
+    // into the request's extensions, where rmcp keeps it and reads it from.
+    let mut request = CallToolRequest::new(serde_json::from_str(params.get()).ok()?);
+    if let Some(meta) = request.params.meta.take() {
+        request.extensions.insert(meta);
+    }
     Some(JsonRpcMessage::Request(JsonRpcRequest {
         jsonrpc,
         id,
@@ -169,6 +170,21 @@ mod tests {
             serde_json::to_value(&fast).unwrap(),
             serde_json::to_value(&generic).unwrap()
         );
+        // What the handler sees: the params, and `_meta` where rmcp looks for it.
+        let parts = |message: RxJsonRpcMessage<RoleServer>| match message {
+            JsonRpcMessage::Request(JsonRpcRequest {
+                request: ClientRequest::CallToolRequest(request),
+                ..
+            }) => (
+                request.params.clone(),
+                request
+                    .extensions
+                    .get::<rmcp::model::RequestMetaObject>()
+                    .cloned(),
+            ),
+            other => panic!("not a tool call: {other:?}"),
+        };
+        assert_eq!(parts(fast), parts(generic));
     }
 
     #[test]
