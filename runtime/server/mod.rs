@@ -388,8 +388,8 @@ impl ServerHandler for SnowlumaServer {
         // Boxed: rmcp keeps the future of every request it dispatches inside the task it spawns
         // for the request, sized for the largest handler, and tokio moves that task by value
         // (spawn, then each stage change). Inline, this future (~5 KB, the typed-tool path
-        // included) made every request's task ~9 KB and memcpy the largest cost of a call
-        // (callgrind: 58 % of a get_runtime_info call's instructions).
+        // included) made every request's task ~9 KB, copied several times per call (memcpy
+        // was the largest single entry in a perf profile of get_runtime_info calls).
         Box::pin(self.dispatch_tool_call(request, ctx)).await
     }
 

@@ -142,6 +142,24 @@ where
         }
     }
 
+    /// Passes a decoded message on, or holds it back (`None`) while rmcp's bootstrap loop would
+    /// end the process on it (see [`starts_lifecycle`]).
+    fn admit(
+        &mut self,
+        message: RxJsonRpcMessage<RoleServer>,
+    ) -> Option<RxJsonRpcMessage<RoleServer>> {
+        if !self.started {
+            if !matches!(message, RxJsonRpcMessage::<RoleServer>::Request(_)) {
+                tracing::debug!(
+                    "dropped a notification or response sent before the session started"
+                );
+                return None;
+            }
+            self.started = starts_lifecycle(&message);
+        }
+        Some(message)
+    }
+
     /// Reads one line into `self.line`. Cancellation-safe: a partial line stays buffered.
     async fn read_line(&mut self) -> Option<io::Result<bool>> {
         loop {
@@ -226,24 +244,18 @@ where
             }
             // Tool calls, the bulk of the traffic, in one pass (see `decode`).
             if let Some(call) = super::decode::tool_call(text) {
-                self.started = self.started || starts_lifecycle(&call);
-                return Some(call);
+                match self.admit(call) {
+                    Some(call) => return Some(call),
+                    None => continue,
+                }
             }
             // One parse on the happy path; a line that is not a message is looked at again
             // only to choose the right error.
             let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
-                Ok(message) => {
-                    if !self.started {
-                        if !matches!(message, RxJsonRpcMessage::<RoleServer>::Request(_)) {
-                            tracing::debug!(
-                                "dropped a notification or response sent before the session started"
-                            );
-                            continue;
-                        }
-                        self.started = starts_lifecycle(&message);
-                    }
-                    return Some(message);
-                }
+                Ok(message) => match self.admit(message) {
+                    Some(message) => return Some(message),
+                    None => continue,
+                },
                 Err(error) => error,
             };
             let Ok(value) = serde_json::from_slice::<Value>(text) else {
