@@ -33,6 +33,9 @@ const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-
 /// The TypeScript server is not published on npm (`npm view @snowluma/mcp` answers 404), so
 /// its column cannot be measured; scripts/bench.sh says so.
 const TS: &str = "n/a";
+/// The server runs with its default log level (every call logs a line), as users run it; the
+/// test helper's quiet default would leave the logging cost out of the figures.
+const DEFAULT_LOG: (&str, &str) = ("SNOWLUMA_MCP_LOG", "info");
 
 struct Options {
     calls: usize,
@@ -103,7 +106,7 @@ fn row(
 fn cold_start(server: &Path, echo: &Path, starts: usize, rows: &mut Vec<Row>) {
     let once = |binary: &Path| {
         let began = Instant::now();
-        let mut peer = Peer::spawn(binary, &[]);
+        let mut peer = Peer::spawn(binary, &[DEFAULT_LOG]);
         initialize(&mut peer, "bench");
         peer.request("tools/list", &json!({}));
         let took = began.elapsed();
@@ -147,7 +150,7 @@ fn docs_calls(server: &Path, echo: &Path, calls: usize, rows: &mut Vec<Row>) -> 
         ("list_categories", "list_categories", json!({})),
         ("get_runtime_info", "get_runtime_info", json!({})),
     ];
-    let mut ours = Peer::spawn(server, &[]);
+    let mut ours = Peer::spawn(server, &[DEFAULT_LOG]);
     let mut floor = Peer::spawn(echo, &[]);
     initialize(&mut ours, "bench");
     initialize(&mut floor, "bench");
@@ -284,6 +287,7 @@ fn query_action(server: &Path, fake: &Path, opts: &Options, rows: &mut Vec<Row>)
             ("SNOWLUMA_MCP_MODE", "read"),
             ("SNOWLUMA_MCP_ENDPOINT", &url),
             ("SNOWLUMA_MCP_TOKEN", TOKEN),
+            DEFAULT_LOG,
         ],
     );
     initialize(&mut ours, "bench");

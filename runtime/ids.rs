@@ -35,7 +35,39 @@ impl From<RandomUnavailable> for std::io::Error {
 
 /// `N` random bytes from the OS, never all zero (W3C trace ids must not be).
 pub fn random<const N: usize>() -> Result<[u8; N], RandomUnavailable> {
-    random_from(|bytes| getrandom::fill(bytes).is_ok())
+    random_from(fill_from_pool)
+}
+
+/// Bytes fetched from the OS ahead of need, per thread, so that a tool call's two trace ids
+/// cost no system call of their own (one `getrandom` serves about ten calls). Every byte is
+/// handed out once and zeroed as it leaves.
+struct Pool {
+    bytes: [u8; 256],
+    used: usize,
+}
+
+thread_local! {
+    static POOL: std::cell::RefCell<Pool> =
+        const { std::cell::RefCell::new(Pool { bytes: [0; 256], used: 256 }) };
+}
+
+fn fill_from_pool(out: &mut [u8]) -> bool {
+    POOL.with_borrow_mut(|pool| {
+        if out.len() > pool.bytes.len() {
+            return getrandom::fill(out).is_ok();
+        }
+        if pool.used + out.len() > pool.bytes.len() {
+            if getrandom::fill(&mut pool.bytes).is_err() {
+                return false;
+            }
+            pool.used = 0;
+        }
+        let taken = &mut pool.bytes[pool.used..pool.used + out.len()];
+        out.copy_from_slice(taken);
+        taken.fill(0);
+        pool.used += out.len();
+        true
+    })
 }
 
 /// `N` random bytes as `2 * N` lower-case hex digits.
@@ -104,6 +136,18 @@ mod tests {
         let b = random_hex::<16>().unwrap();
         assert_eq!(a.len(), 32);
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn pooled_bytes_are_never_handed_out_twice() {
+        // Far more than one pool's worth, in the sizes the server asks for.
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..200 {
+            assert!(seen.insert(random::<16>().unwrap().to_vec()));
+            assert!(seen.insert(random::<8>().unwrap().to_vec()));
+        }
+        let big = random::<512>().unwrap();
+        assert!(big.iter().any(|b| *b != 0));
     }
 
     #[test]

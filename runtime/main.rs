@@ -7,6 +7,7 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use snowluma_mcp::catalog::{ACTIONS, CATALOG_VERSION};
 use snowluma_mcp::config::{Config, Shutdown};
+use snowluma_mcp::log_writer;
 use snowluma_mcp::server::{SnowlumaServer, stdio::StdioTransport};
 use snowluma_mcp::streams::prepare_download_dir;
 use tracing_subscriber::EnvFilter;
@@ -14,8 +15,9 @@ use tracing_subscriber::filter::filter_fn;
 use tracing_subscriber::layer::{Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// Log lines that may wait for the stderr writer before new ones are dropped.
-const LOG_QUEUE_LINES: usize = 4096;
+/// Bytes of log lines that may wait for the stderr writer before new lines are dropped
+/// (about 4,000 lines).
+const LOG_BUFFER_BYTES: usize = 1 << 20;
 
 /// The HTTP, WebSocket and MCP libraries log whole request and result bodies below warn, which
 /// would put message contents and tokens in the log: whatever SNOWLUMA_MCP_LOG says, they are
@@ -62,13 +64,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // Logging never blocks the runtime thread: lines go through a bounded queue to a writer
-    // thread, and lines that do not fit are dropped and counted.
-    let (stderr, _flush_on_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(true)
-        .buffered_lines_limit(LOG_QUEUE_LINES)
-        .finish(std::io::stderr());
-    let dropped = stderr.error_counter();
+    // Logging never blocks the runtime thread: lines wait in a bounded buffer for a writer
+    // thread that writes them in batches, and lines that do not fit are dropped and counted.
+    let (stderr, flush_on_exit) = match log_writer::spawn(std::io::stderr(), LOG_BUFFER_BYTES) {
+        Ok(pair) => pair,
+        Err(error) => {
+            eprintln!("snowluma-mcp: cannot start the log writer thread: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let dropped = stderr.clone();
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
@@ -94,6 +99,7 @@ fn main() -> ExitCode {
     let status = runtime.block_on(serve(config));
     // Do not wait for a blocking stdin read that will never finish.
     runtime.shutdown_timeout(Duration::from_millis(200));
+    drop(flush_on_exit);
     let lost = dropped.dropped_lines();
     if lost > 0 {
         eprintln!(

@@ -9,8 +9,22 @@ use std::path::{Path, PathBuf};
 /// `server` (and `main.rs`) sit on top; `fuzz_api` only re-exports pieces for `fuzz/`, so
 /// nothing in the runtime imports it.
 const LAYERS: &[&str] = &[
-    "fuzz_api", "server", "cli", "input", "preview", "exec", "tasks", "events", "streams",
-    "onebot", "catalog", "trace", "outcome", "config", "ids",
+    "fuzz_api",
+    "server",
+    "cli",
+    "input",
+    "preview",
+    "exec",
+    "tasks",
+    "events",
+    "streams",
+    "onebot",
+    "catalog",
+    "trace",
+    "outcome",
+    "config",
+    "ids",
+    "log_writer",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -200,3 +200,32 @@ mod snowluma_mcp_codegen_check {
             .collect()
     }
 }
+
+/// `get_action` keeps one serialization per action for the plain case; an alias request in
+/// between must still say which alias was asked for, and the kept answer must not.
+#[test]
+fn get_action_answers_stay_per_request_around_the_kept_contract() {
+    use snowluma_mcp::server::catalog_call_line;
+    let call = |name: &str| -> Value {
+        let line = catalog_call_line("get_action", object(json!({ "name": name }))).unwrap();
+        let message: Value = serde_json::from_slice(&line).unwrap();
+        message["result"]["structuredContent"]["result"].clone()
+    };
+    let alias = ACTIONS
+        .iter()
+        .find(|a| !a.aliases.is_empty())
+        .expect("an action with an alias");
+    let first = call(alias.name);
+    let by_alias = call(alias.aliases[0]);
+    let again = call(alias.name);
+    assert_eq!(first["name"], json!(alias.name));
+    assert!(first.get("requested_alias").is_none(), "{first}");
+    assert_eq!(by_alias["requested_alias"], json!(alias.aliases[0]));
+    assert_eq!(by_alias["name"], json!(alias.name));
+    assert_eq!(first, again);
+    // The kept answer is the bundled contract, field for field.
+    let mut bundled: Value =
+        serde_json::from_str(resolve(alias.name).unwrap().meta.contract_json()).unwrap();
+    bundled.as_object_mut().unwrap().retain(|_, v| !v.is_null());
+    assert_eq!(first, bundled);
+}

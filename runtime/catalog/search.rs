@@ -16,7 +16,7 @@
 //! results are empty and the actions matching the most terms come back separately, as
 //! suggestions marked partial, never mixed into the results.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use super::generated::search_index::{
     CJK_TEXT, NAME_WORDS, STOPWORDS, SUBSTRING_TEXT, SYNONYMS, TOKENS,
@@ -112,8 +112,18 @@ const LONGEST_WORD: usize = 6;
 /// Most suggestions returned when nothing matches every term.
 const MAX_SUGGESTIONS: usize = 5;
 
+/// When [`keywords`] reports a searched term in `unmatched_terms`.
+enum Unmatched {
+    Always,
+    WithoutHits,
+    Never,
+}
+
 pub fn keywords(query: &str) -> KeywordSearch {
     let mut result = KeywordSearch::default();
+    // Per searched term, when it is reported as unmatched: a Chinese term that could not be
+    // split always is, a plain term when it hits nothing, a split piece (a known word) never.
+    let mut unmatched_when = Vec::new();
     for raw in query.split_whitespace() {
         let term = raw.to_lowercase();
         if STOPWORDS.binary_search(&term.as_str()).is_ok() {
@@ -122,40 +132,56 @@ pub fn keywords(query: &str) -> KeywordSearch {
         if term.chars().any(is_cjk) && token(&term).is_none() {
             let pieces = segment(&term);
             if pieces.is_empty() {
-                result.unmatched_terms.push(term.clone());
                 result.terms.push(term);
+                unmatched_when.push(Unmatched::Always);
             } else {
+                unmatched_when.extend(pieces.iter().map(|_| Unmatched::Never));
                 result.terms.extend(pieces);
             }
         } else {
-            if term_hits(&term).is_empty() {
-                result.unmatched_terms.push(term.clone());
-            }
             result.terms.push(term);
+            unmatched_when.push(Unmatched::WithoutHits);
         }
     }
-    let per_term: Vec<BTreeMap<usize, u32>> = result.terms.iter().map(|t| term_hits(t)).collect();
+    // Dense per-term weights (one slot per action, 0 = no hit): a few hundred bytes a term
+    // instead of a tree node per hit.
+    let per_term: Vec<Vec<u32>> = result.terms.iter().map(|t| term_hits(t)).collect();
+    result.unmatched_terms = result
+        .terms
+        .iter()
+        .zip(&per_term)
+        .zip(unmatched_when)
+        .filter(|((_, hits), when)| match when {
+            Unmatched::Always => true,
+            Unmatched::WithoutHits => hits.iter().all(|w| *w == 0),
+            Unmatched::Never => false,
+        })
+        .map(|((term, _), _)| term.clone())
+        .collect();
     let total = ACTIONS.len() as f64;
     let idf: Vec<f64> = per_term
         .iter()
-        .map(|hits| (1.0 + total / hits.len().max(1) as f64).ln())
+        .map(|hits| {
+            let found = hits.iter().filter(|w| **w > 0).count();
+            (1.0 + total / found.max(1) as f64).ln()
+        })
         .collect();
 
-    // action -> (indices of the terms it matches, summed weight)
-    let mut matched: BTreeMap<usize, (Vec<usize>, f64)> = BTreeMap::new();
-    for (term, (hits, idf)) in per_term.iter().zip(&idf).enumerate() {
-        for (action, weight) in hits {
-            let entry = matched.entry(*action).or_insert((Vec::new(), 0.0));
-            entry.0.push(term);
-            entry.1 += f64::from(*weight) * idf;
+    // Per action: how many terms it matches and their summed weight (terms added in query
+    // order, so the sum is the same on every run). No allocation per action: only the
+    // actions kept below get their list of matched terms.
+    let wanted = per_term.len();
+    let mut counts = vec![0usize; ACTIONS.len()];
+    let mut scores = vec![0.0f64; ACTIONS.len()];
+    for (hits, idf) in per_term.iter().zip(&idf) {
+        for (action, weight) in hits.iter().enumerate() {
+            if *weight > 0 {
+                counts[action] += 1;
+                scores[action] += f64::from(*weight) * idf;
+            }
         }
     }
-    let wanted = per_term.len();
-    let best_count = matched
-        .values()
-        .map(|(terms, _)| terms.len())
-        .max()
-        .unwrap_or(0);
+    let best_count = counts.iter().copied().max().unwrap_or(0);
     let equivalents = query_words(&result.terms);
     let keep = if wanted > 0 && best_count == wanted {
         wanted
@@ -163,12 +189,12 @@ pub fn keywords(query: &str) -> KeywordSearch {
         // Nothing matches every term: the best partial matches become suggestions.
         best_count.max(1)
     };
-    let mut scored: Vec<(usize, f64, Vec<usize>)> = matched
-        .into_iter()
-        .filter(|(_, (terms, _))| wanted > 0 && terms.len() == keep)
-        .map(|(action, (terms, score))| {
+    let mut scored: Vec<(usize, f64, Vec<usize>)> = (0..ACTIONS.len())
+        .filter(|&action| wanted > 0 && counts[action] == keep)
+        .map(|action| {
             let bonus = NAME_COVERAGE * name_coverage(action, &equivalents);
-            (action, score + bonus, terms)
+            let terms = (0..wanted).filter(|&t| per_term[t][action] > 0).collect();
+            (action, scores[action] + bonus, terms)
         })
         .collect();
     let complete = wanted > 0 && best_count == wanted;
@@ -222,21 +248,33 @@ fn singular(term: &str) -> Option<&str> {
         .filter(|stem| stem.len() > 2 && token(stem).is_some())
 }
 
-/// Every action one term matches, with its weight.
-fn term_hits(term: &str) -> BTreeMap<usize, u32> {
-    let mut hits = BTreeMap::new();
-    let found = token(term).or_else(|| singular(term).and_then(token));
-    for &(action, weight) in found.unwrap_or(&[]) {
-        hits.insert(action as usize, u32::from(weight));
+/// Every action's weight for one term (0 where the term does not match), by action index.
+fn term_hits(term: &str) -> Vec<u32> {
+    let mut hits = vec![0; ACTIONS.len()];
+    for &(action, weight) in known_hits(term) {
+        hits[usize::from(action)] = u32::from(weight);
     }
     if term.chars().any(is_cjk) {
-        for (i, text) in CJK_TEXT.iter().enumerate() {
+        for (hit, text) in hits.iter_mut().zip(CJK_TEXT) {
             if text.contains(term) {
-                *hits.entry(i).or_insert(0) += CJK_SUBSTRING;
+                *hit += CJK_SUBSTRING;
             }
         }
     }
     hits
+}
+
+/// The token index's entry for a term or its singular.
+fn known_hits(term: &str) -> &'static [(u16, u8)] {
+    token(term)
+        .or_else(|| singular(term).and_then(token))
+        .unwrap_or(&[])
+}
+
+/// Whether any action matches the term ([`term_hits`] without building the weights).
+fn hits_anything(term: &str) -> bool {
+    !known_hits(term).is_empty()
+        || (term.chars().any(is_cjk) && CJK_TEXT.iter().any(|text| text.contains(term)))
 }
 
 /// Splits run-together Chinese into the longest known words, left to right. Text between
@@ -247,7 +285,7 @@ fn segment(term: &str) -> Vec<String> {
     let mut pieces = Vec::new();
     let mut leftover = String::new();
     let flush = |leftover: &mut String, pieces: &mut Vec<String>| {
-        if leftover.chars().count() >= 2 && !term_hits(leftover).is_empty() {
+        if leftover.chars().count() >= 2 && hits_anything(leftover) {
             pieces.push(leftover.clone());
         }
         leftover.clear();

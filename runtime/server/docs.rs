@@ -314,25 +314,42 @@ pub fn get_action(args: Args, policy: &ActionPolicy) -> ToolReply {
     let run = || -> Result<ToolReply, ToolReply> {
         let args: GetActionArgs = parse_args("get_action", args)?;
         let resolved = catalog::lookup(&args.name).map_err(unknown_action)?;
-        let mut contract: ActionContract = serde_json::from_str(resolved.meta.contract_json())
-            .map_err(|error| {
-                ToolReply::error(
-                    ErrorKind::BadResponse,
-                    format!(
-                        "the bundled contract of `{}` does not parse: {error}",
-                        resolved.meta.name
-                    ),
-                    "report this as a bug; the catalog resource has the same contract",
-                )
-            })?;
+        let denial = policy.denial(resolved.index);
+        if resolved.alias.is_none() && denial.is_none() {
+            // The common case says nothing beyond the bundled contract: served from its one
+            // serialization (made at the first request for this action).
+            static PLAIN: OnceLock<Box<[OnceLock<StaticAnswer>]>> = OnceLock::new();
+            let answers = PLAIN.get_or_init(|| ACTIONS.iter().map(|_| OnceLock::new()).collect());
+            if let Some(answer) = answers[resolved.index].get() {
+                return Ok(answer.reply());
+            }
+            let contract = bundled_contract(&resolved)?;
+            return Ok(answers[resolved.index]
+                .get_or_init(|| StaticAnswer::new(&contract))
+                .reply());
+        }
+        let mut contract = bundled_contract(&resolved)?;
         contract.requested_alias = resolved.alias.map(str::to_string);
-        if let Some(denial) = policy.denial(resolved.index) {
+        if let Some(denial) = denial {
             contract.denied = Some(true);
             contract.denied_by = Some(denial.setting().to_string());
         }
         Ok(reply(&contract))
     };
     run().unwrap_or_else(|e| e)
+}
+
+fn bundled_contract(resolved: &catalog::Resolved) -> Result<ActionContract, ToolReply> {
+    serde_json::from_str(resolved.meta.contract_json()).map_err(|error| {
+        ToolReply::error(
+            ErrorKind::BadResponse,
+            format!(
+                "the bundled contract of `{}` does not parse: {error}",
+                resolved.meta.name
+            ),
+            "report this as a bug; the catalog resource has the same contract",
+        )
+    })
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -431,8 +448,9 @@ pub fn with_connection_check(mut info: RuntimeInfo, check: ConnectionCheck) -> T
     result
 }
 
-pub fn runtime_info_reply(info: &RuntimeInfo) -> ToolReply {
-    reply(info)
+/// The local overview's answer, to be kept for the process (see `Shared::runtime_info`).
+pub fn overview_answer(mode: Mode, execution: Option<ExecutionOverview>) -> StaticAnswer {
+    StaticAnswer::new(&runtime_info(mode, execution))
 }
 
 /// `check_connection` in docs mode.

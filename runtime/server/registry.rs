@@ -445,10 +445,14 @@ async fn runtime_info(call: Call<'_>) -> ToolReply {
         Err(reply) => return reply,
     };
     let executor = &call.shared.executor;
-    let info = docs::runtime_info(executor.mode(), executor.overview());
     if !args.check_connection {
-        return docs::runtime_info_reply(&info);
+        return call
+            .shared
+            .runtime_info
+            .get_or_init(|| docs::overview_answer(executor.mode(), executor.overview()))
+            .reply();
     }
+    let info = docs::runtime_info(executor.mode(), executor.overview());
     if !executor.mode().executes() {
         return docs::check_connection_refused();
     }

@@ -3,13 +3,14 @@
 //! live in [`Shared`] behind an `Arc`, so one process can serve several sessions.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RequestContext;
 
+use super::docs::StaticAnswer;
 use super::event_routes::SessionEvents;
 use super::tool_list::ToolLists;
 use crate::config::Config;
@@ -39,6 +40,9 @@ pub struct Shared {
     pub tasks: Option<Arc<TaskManager>>,
     /// The `tools/list` definitions, built once per capability set.
     pub tool_lists: ToolLists,
+    /// `get_runtime_info`'s answer without the connection check: fixed for the process's
+    /// configuration, serialized at the first call.
+    pub runtime_info: OnceLock<StaticAnswer>,
 }
 
 impl Shared {
@@ -68,6 +72,7 @@ impl Shared {
             events,
             tasks,
             tool_lists: ToolLists::default(),
+            runtime_info: OnceLock::new(),
         }))
     }
 
