@@ -159,13 +159,47 @@ pub fn log_call(
         traceparent = %trace.traceparent,
         outcome,
         failure = failure.map_or("-", |k| k.as_str()),
-        duration_ms = format_args!("{:.3}", elapsed.as_secs_f64() * 1000.0),
+        duration_ms = %Millis::of(elapsed),
     );
+}
+
+/// A duration as milliseconds with three decimals, from whole microseconds (rounded): the
+/// text of `{:.3}` on the float, without the float formatter's slow exact-precision path,
+/// which ran on every call.
+struct Millis(u128);
+
+impl Millis {
+    fn of(elapsed: Duration) -> Millis {
+        Millis(elapsed.as_nanos().saturating_add(500) / 1000)
+    }
+}
+
+impl std::fmt::Display for Millis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn call_durations_read_as_milliseconds_with_three_decimals() {
+        for nanos in [
+            0,
+            499,
+            1_000,
+            398_412,
+            22_936_000,
+            1_234_567_891,
+            86_400_000_000_123,
+        ] {
+            let elapsed = Duration::from_nanos(nanos);
+            let float = format!("{:.3}", elapsed.as_secs_f64() * 1000.0);
+            assert_eq!(Millis::of(elapsed).to_string(), float, "{nanos} ns");
+        }
+    }
 
     #[test]
     fn traceparent_rules() {

@@ -19,10 +19,10 @@ mod resources;
 mod session;
 pub mod stdio;
 mod task_tools;
+mod tool_call;
 mod tool_list;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
@@ -40,9 +40,7 @@ pub use session::{Session, Shared};
 
 use crate::catalog::{ACTIONS, CATALOG_VERSION};
 use crate::config::Config;
-use crate::exec::{Capability, ClientCapabilities, gate};
-use crate::trace::{self, TraceContext};
-use registry::{Answer, Call, InputRound};
+use crate::trace::TraceContext;
 use render::StructuredCopy;
 use session::{APPS_EXTENSION, is_modern, request_capabilities};
 
@@ -163,175 +161,6 @@ fn cache_hint_ttl<T: CacheHinted>(
         result.hinted(ttl_ms, scope)
     } else {
         result
-    }
-}
-
-impl SnowlumaServer {
-    /// The client's capabilities for this request, less what this server cannot serve: the
-    /// tasks extension counts only when a task directory is configured.
-    fn capabilities(&self, ctx: &RequestContext<RoleServer>) -> ClientCapabilities {
-        let mut caps = request_capabilities(ctx);
-        caps.tasks &= self.shared.tasks.is_some();
-        caps
-    }
-
-    /// A call to a tool this request is not offered because of a missing capability: a
-    /// 2026-07-28 client that could declare it gets -32021 naming it; anyone else (a legacy
-    /// session, or a server without the feature) gets the unknown-tool error.
-    fn refuse_capability(
-        &self,
-        tool: &str,
-        needed: Capability,
-        ctx: &RequestContext<RoleServer>,
-    ) -> ErrorData {
-        if needed == Capability::Tasks && is_modern(ctx) && self.shared.tasks.is_some() {
-            return task_tools::missing_tasks_capability();
-        }
-        ErrorData::invalid_params(format!("tool not found: {tool}"), None)
-    }
-
-    /// The task manager for a tasks/* request (rmcp already refused clients that did not
-    /// declare the extension, and every request when the server does not advertise it).
-    fn task_manager(
-        &self,
-        method: &str,
-        ctx: &RequestContext<RoleServer>,
-    ) -> Result<&crate::tasks::TaskManager, ErrorData> {
-        if !is_modern(ctx) {
-            return Err(task_tools::refuse_legacy(method));
-        }
-        self.shared
-            .tasks
-            .as_deref()
-            .ok_or_else(|| task_tools::refuse_legacy(method))
-    }
-}
-
-impl SnowlumaServer {
-    /// A call of a typed action tool: the same pipeline and gate as query_action /
-    /// invoke_action, rendered like every tool result.
-    async fn call_action_tool(
-        &self,
-        action: crate::catalog::Resolved,
-        request: CallToolRequestParams,
-        ctx: &RequestContext<RoleServer>,
-        trace: &TraceContext,
-        started: Instant,
-    ) -> CallToolResponse {
-        let call = Call {
-            shared: &self.shared,
-            session: &self.session,
-            args: request.arguments,
-            trace,
-            cancel: &ctx.ct,
-            progress: progress::for_request(&ctx.peer, ctx.meta.get_progress_token()),
-            input: InputRound {
-                caps: request_capabilities(ctx),
-                modern: is_modern(ctx),
-                request_state: None,
-                input_responses: None,
-                peer: &ctx.peer,
-            },
-        };
-        let reply = action_tools::call(action, call).await;
-        trace::log_call(
-            action.meta.name,
-            trace,
-            reply.outcome().as_str(),
-            reply.diagnostics.kind,
-            started.elapsed(),
-        );
-        let meta = result_meta(ctx).unwrap_or_default();
-        render::into_result(reply, trace, meta, self.structured).into()
-    }
-}
-
-impl SnowlumaServer {
-    /// `tools/call`: the trace context, the tool's capability and mode gates, its handler, and
-    /// the rendering of its reply (see `call_tool` for why this is a separate future).
-    async fn dispatch_tool_call(
-        &self,
-        request: CallToolRequestParams,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let started = Instant::now();
-        // Without the OS random source there is no trace id to send or report; the call fails
-        // with its kind rather than go out under a guessable one.
-        let trace = TraceContext::start(ctx.meta.get("traceparent"), ctx.meta.get("tracestate"))
-            .map_err(|error| {
-                let kind = crate::outcome::ErrorKind::RandomUnavailable;
-                ErrorData::internal_error(
-                    error.to_string(),
-                    Some(serde_json::json!({ "kind": kind.as_str(), "next_step": kind.usual_next_step() })),
-                )
-            })?;
-        let name = request.name.as_ref();
-        if registry::find(name).is_none()
-            && let Some(action) = action_tools::find(&self.shared, name)
-        {
-            return Ok(self
-                .call_action_tool(action, request, &ctx, &trace, started)
-                .await);
-        }
-        let Some(tool) = registry::find(name) else {
-            trace::log_call(
-                "unknown",
-                &trace,
-                "failed",
-                Some(crate::outcome::ErrorKind::UnknownTool),
-                started.elapsed(),
-            );
-            return Err(ErrorData::invalid_params(
-                format!("tool not found: {name}"),
-                None,
-            ));
-        };
-        // Capabilities are gated on every call, whether or not the tool was listed.
-        if let Some(needed) = tool.requirement.capability
-            && !self.capabilities(&ctx).has(needed)
-        {
-            return Err(self.refuse_capability(tool.name, needed, &ctx));
-        }
-        let answer = match gate::tool_gate(tool.name, tool.requirement.access, self.shared.setup())
-        {
-            Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
-            _ => {
-                let call = Call {
-                    shared: &self.shared,
-                    session: self.session_for(&ctx),
-                    args: request.arguments,
-                    trace: &trace,
-                    cancel: &ctx.ct,
-                    progress: progress::for_request(&ctx.peer, ctx.meta.get_progress_token()),
-                    input: InputRound {
-                        caps: request_capabilities(&ctx),
-                        modern: is_modern(&ctx),
-                        request_state: request.request_state,
-                        input_responses: request.input_responses,
-                        peer: &ctx.peer,
-                    },
-                };
-                (tool.handler)(call).await
-            }
-        };
-        let reply = match answer {
-            Answer::Reply(reply) => reply,
-            Answer::Continuation(continuation) => {
-                // Not an outcome yet: the call goes on when the client answers (input round)
-                // or in the background (task).
-                trace::log_call(tool.name, &trace, "continued", None, started.elapsed());
-                return Ok(continuation);
-            }
-        };
-        trace::log_call(
-            tool.name,
-            &trace,
-            reply.outcome().as_str(),
-            reply.diagnostics.kind,
-            started.elapsed(),
-        );
-        let meta = result_meta(&ctx).unwrap_or_default();
-        Ok(render::into_result(reply, &trace, meta, self.structured).into())
     }
 }
 
