@@ -27,7 +27,6 @@ fn is_chatty(meta: &tracing::Metadata<'_>) -> bool {
         "rmcp",
         "hyper",
         "hyper_util",
-        "reqwest",
         "h2",
         "tungstenite",
         "tokio_tungstenite",

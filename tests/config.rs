@@ -145,7 +145,7 @@ async fn http_and_mcp_libraries_stay_at_warn_whatever_the_filter() {
         "{stderr}"
     );
     for line in stderr.lines() {
-        let chatty = ["rmcp", "hyper", "reqwest", "h2"]
+        let chatty = ["rmcp", "hyper", "hyper_util", "h2"]
             .iter()
             .any(|c| line.contains(&format!(" {c}::")) || line.contains(&format!(" {c}:")));
         let low = line.contains("DEBUG") || line.contains("TRACE") || line.contains(" INFO ");

@@ -81,7 +81,7 @@ impl fmt::Debug for Tls {
     }
 }
 
-/// A TLS failure found in an error's source chain (reqwest and tungstenite wrap rustls's
+/// A TLS failure found in an error's source chain (hyper-rustls and tungstenite wrap rustls's
 /// error in `io::Error`s, whose `source()` skips the wrapped error itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsFailure {
@@ -95,7 +95,7 @@ impl TlsFailure {
     pub fn find(error: &(dyn std::error::Error + 'static)) -> Option<TlsFailure> {
         let mut next = Some(error);
         while let Some(error) = next {
-            // reqwest nests io::Errors (Other around InvalidData around rustls's error).
+            // The connectors nest io::Errors (e.g. Other around InvalidData around rustls's error).
             let mut inner: &(dyn std::error::Error + 'static) = error;
             while let Some(wrapped) = inner
                 .downcast_ref::<std::io::Error>()

@@ -1,18 +1,30 @@
-//! The HTTP client: one `reqwest` client with connection reuse, POST
-//! `{action, params}` to the configured endpoint with the bearer token and the call's trace
-//! headers. Nothing is retried. Every wait (connect, send, body) is bounded by the request
-//! timeout and abandoned on cancellation, which drops the connection.
+//! The HTTP client: hyper's pooled client (keep-alive connections, http or https over the
+//! shared rustls configuration) that POSTs `{action, params}` to the configured endpoint with
+//! the bearer token and the call's trace headers. Nothing is retried, redirected or proxied.
+//! Every wait (connect, send, body) is bounded by the request timeout and abandoned on
+//! cancellation, which drops the connection.
+//!
+//! Why not reqwest: its redirect and retry layers re-parsed the endpoint into a `Url` and
+//! rebuilt the request on every call, about a quarter of a query_action call's instructions
+//! (callgrind), for features these calls never use.
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::StatusCode;
-use reqwest::header::HeaderValue;
+use http::header::{self, HeaderValue};
+use http::{Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body as _, Incoming};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::TlsFailure;
 use crate::trace::TraceContext;
+
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 
 /// SnowLuma refuses request bodies over 2 MiB by resetting the connection without an answer,
 /// so larger bodies are refused here, before anything is sent.
@@ -45,11 +57,10 @@ pub enum CallError {
 
 #[derive(Clone)]
 pub struct OneBotClient {
-    http: reqwest::Client,
+    http: Client<Connector, Full<Bytes>>,
     endpoint: String,
-    /// `endpoint` parsed once: parsing it for every request cost more than building the
-    /// request body (callgrind).
-    url: reqwest::Url,
+    /// `endpoint` parsed once; a `Uri` clone is a reference count.
+    uri: Uri,
     /// Built once at start-up and marked sensitive, so no debug output shows it.
     authorization: Option<HeaderValue>,
     timeout: Duration,
@@ -75,26 +86,38 @@ impl OneBotClient {
                 Some(value)
             }
         };
-        let http = reqwest::Client::builder()
-            // Loopback and LAN SnowLuma instances must not be sent through a proxy from the
-            // environment, and a redirect would carry the token elsewhere.
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .pool_idle_timeout(Duration::from_secs(90))
-            .tcp_nodelay(true)
-            // The shared rustls configuration (system roots plus SNOWLUMA_MCP_CA_FILE); reqwest
-            // takes it as is, so https and wss trust exactly the same CAs.
-            .tls_backend_preconfigured((*tls).clone())
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         let endpoint = endpoint.trim().to_string();
-        let url = reqwest::Url::parse(&endpoint)
+        // Parsed with the URL standard's rules (as every other URL here), then carried as the
+        // `Uri` hyper sends.
+        let url = url::Url::parse(&endpoint)
             .map_err(|e| format!("the endpoint is not a valid URL: {e}"))?;
+        let uri: Uri = url
+            .as_str()
+            .parse()
+            .map_err(|e| format!("the endpoint is not a valid URL: {e}"))?;
+        let mut tcp = HttpConnector::new();
+        tcp.enforce_http(false);
+        tcp.set_nodelay(true);
+        tcp.set_connect_timeout(Some(timeout.min(Duration::from_secs(10))));
+        // The shared rustls configuration (system roots plus SNOWLUMA_MCP_CA_FILE), so https and
+        // wss trust exactly the same CAs. The connector sets ALPN itself (HTTP/1.1 only).
+        let mut tls = (*tls).clone();
+        tls.alpn_protocols.clear();
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(tcp);
+        // No proxy from the environment (loopback and LAN SnowLuma instances must not go through
+        // one) and no redirects (one would carry the token elsewhere): hyper does neither.
+        let http = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .pool_timer(TokioTimer::new())
+            .build(connector);
         Ok(OneBotClient {
             http,
             endpoint,
-            url,
+            uri,
             authorization,
             timeout,
             max_response,
@@ -120,13 +143,13 @@ impl OneBotClient {
         self.timeout
     }
 
-    /// Starts a POST of `{action, params}` with auth and trace headers.
+    /// The POST of `{action, params}` with auth and trace headers.
     pub fn request(
         &self,
         action: &str,
         params: &Map<String, Value>,
         trace: &TraceContext,
-    ) -> Result<reqwest::RequestBuilder, CallError> {
+    ) -> Result<Request<Full<Bytes>>, CallError> {
         // Serialized straight from the borrowed params (no copy into a value tree first).
         #[derive(serde::Serialize)]
         struct Body<'a> {
@@ -137,19 +160,31 @@ impl OneBotClient {
         if body.len() > MAX_REQUEST_BYTES {
             return Err(CallError::BodyTooLarge(body.len()));
         }
-        let mut request = self
-            .http
-            .post(self.url.clone())
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header("traceparent", &trace.traceparent)
-            .body(body);
+        let mut request = Request::post(self.uri.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .header("traceparent", &trace.traceparent);
         if let Some(state) = &trace.tracestate {
             request = request.header("tracestate", state);
         }
         if let Some(authorization) = &self.authorization {
-            request = request.header(reqwest::header::AUTHORIZATION, authorization.clone());
+            request = request.header(header::AUTHORIZATION, authorization.clone());
         }
-        Ok(request)
+        // Trace headers are validated when the call starts, so this refusal is not expected;
+        // if it comes, nothing was sent.
+        request
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| CallError::Broken(format!("the request could not be built ({e})")))
+    }
+
+    /// Sends a request built by [`OneBotClient::request`] and waits for the response head.
+    pub async fn send(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<http::Response<Incoming>, CallError> {
+        self.http
+            .request(request)
+            .await
+            .map_err(|e| classify(&e, e.is_connect()))
     }
 
     /// One ordinary action call: the parsed envelope, or why there is none.
@@ -161,11 +196,7 @@ impl OneBotClient {
         cancel: &CancellationToken,
     ) -> Result<Value, CallError> {
         let exchange = async {
-            let response = self
-                .request(action, params, trace)?
-                .send()
-                .await
-                .map_err(classify)?;
+            let response = self.send(self.request(action, params, trace)?).await?;
             let status = response.status();
             if status == StatusCode::UNAUTHORIZED {
                 return Err(CallError::Unauthorized {
@@ -197,33 +228,56 @@ impl OneBotClient {
     }
 }
 
-async fn read_body(mut response: reqwest::Response, cap: usize) -> Result<Bytes, CallError> {
-    if response.content_length().is_some_and(|n| n > cap as u64) {
+async fn read_body(response: http::Response<Incoming>, cap: usize) -> Result<Bytes, CallError> {
+    let mut body = response.into_body();
+    let announced = body.size_hint().exact();
+    if announced.is_some_and(|n| n > cap as u64) {
         return Err(CallError::TooLarge(cap));
     }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(classify)? {
-        if body.len() + chunk.len() > cap {
+    let mut read = Vec::with_capacity(announced.map_or(0, |n| n as usize));
+    while let Some(chunk) = next_chunk(&mut body).await? {
+        if read.len() + chunk.len() > cap {
             return Err(CallError::TooLarge(cap));
         }
-        body.extend_from_slice(&chunk);
+        read.extend_from_slice(&chunk);
     }
-    Ok(Bytes::from(body))
+    Ok(Bytes::from(read))
 }
 
-/// Maps reqwest's error to a known cause. URLs are dropped from messages.
-pub(super) fn classify(error: reqwest::Error) -> CallError {
-    if error.is_timeout() {
-        return CallError::Timeout;
+/// The next piece of a response body (trailers are skipped), `None` at its end.
+pub(super) async fn next_chunk(body: &mut Incoming) -> Result<Option<Bytes>, CallError> {
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| classify(&e, false))?;
+        if let Ok(data) = frame.into_data() {
+            return Ok(Some(data));
+        }
     }
-    let error = error.without_url();
-    if let Some(failure) = TlsFailure::find(&error) {
+    Ok(None)
+}
+
+/// Maps a failed exchange to a known cause from its source chain; `connect` says whether it
+/// failed before anything was sent. Messages carry the root cause, never the URL.
+fn classify(error: &(dyn std::error::Error + 'static), connect: bool) -> CallError {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        let timed_out = error
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+            || error
+                .downcast_ref::<hyper::Error>()
+                .is_some_and(hyper::Error::is_timeout);
+        if timed_out {
+            return CallError::Timeout;
+        }
+        cause = error.source();
+    }
+    if let Some(failure) = TlsFailure::find(error) {
         return CallError::Tls(failure);
     }
-    if error.is_connect() {
-        return CallError::Connect(root_cause(&error));
+    if connect {
+        return CallError::Connect(root_cause(error));
     }
-    CallError::Broken(root_cause(&error))
+    CallError::Broken(root_cause(error))
 }
 
 fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {

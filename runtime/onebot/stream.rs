@@ -8,7 +8,9 @@ use bytes::Bytes;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::client::{CallError, OneBotClient, classify};
+use hyper::body::Incoming;
+
+use super::client::{CallError, OneBotClient, next_chunk};
 use super::frames::{FrameError, FrameReader};
 use crate::trace::TraceContext;
 
@@ -39,17 +41,17 @@ impl<'a> StreamLink<'a> {
         action: &str,
         params: &Map<String, Value>,
     ) -> Result<FrameStream<'a>, StreamStop> {
-        let send = self
+        let request = self
             .client
             .request(action, params, self.trace)
-            .map_err(StreamStop::Call)?
-            .send();
+            .map_err(StreamStop::Call)?;
+        let send = self.client.send(request);
         let response = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return Err(StreamStop::Call(CallError::Cancelled)),
             sent = tokio::time::timeout(self.idle, send) => match sent {
                 Err(_) => return Err(StreamStop::Idle(self.idle)),
-                Ok(result) => result.map_err(|e| StreamStop::Call(classify(e)))?,
+                Ok(result) => result.map_err(StreamStop::Call)?,
             },
         };
         let status = response.status().as_u16();
@@ -63,7 +65,7 @@ impl<'a> StreamLink<'a> {
         }
         Ok(FrameStream {
             link: *self,
-            response,
+            body: response.into_body(),
             reader: FrameReader::default(),
         })
     }
@@ -72,7 +74,7 @@ impl<'a> StreamLink<'a> {
 /// The frames of one stream response, read as they arrive.
 pub struct FrameStream<'a> {
     link: StreamLink<'a>,
-    response: reqwest::Response,
+    body: Incoming,
     reader: FrameReader,
 }
 
@@ -101,9 +103,9 @@ impl FrameStream<'_> {
         tokio::select! {
             biased;
             _ = link.cancel.cancelled() => Err(StreamStop::Call(CallError::Cancelled)),
-            chunk = tokio::time::timeout(link.idle, self.response.chunk()) => match chunk {
+            chunk = tokio::time::timeout(link.idle, next_chunk(&mut self.body)) => match chunk {
                 Err(_) => Err(StreamStop::Idle(link.idle)),
-                Ok(result) => result.map_err(|e| StreamStop::Call(classify(e))),
+                Ok(result) => result.map_err(StreamStop::Call),
             },
         }
     }

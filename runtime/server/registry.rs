@@ -452,10 +452,10 @@ async fn runtime_info(call: Call<'_>) -> ToolReply {
             .get_or_init(|| docs::overview_answer(executor.mode(), executor.overview()))
             .reply();
     }
-    let info = docs::runtime_info(executor.mode(), executor.overview());
     if !executor.mode().executes() {
         return docs::check_connection_refused();
     }
+    let info = docs::runtime_info(executor.mode(), executor.overview());
     let check = executor.check_connection(call.trace, call.cancel).await;
     docs::with_connection_check(info, check)
 }
