@@ -17,7 +17,12 @@ if [[ "${1:-}" == "--all" ]]; then
     all=1
     shift
 fi
-cargo build --release --examples --bins
+# The server on its own first: built together with the examples, it would get the features
+# that dev-dependencies turn on (a 13.4 MB binary with 364 KB of relocated data, against the
+# 12.9 MB and 250 KB users get from `cargo build --release`). Building the examples afterwards
+# leaves the server binary as it is.
+cargo build --release --bin snowluma-mcp
+cargo build --release --examples
 echo "load: $(uptime)"
 target/release/examples/bench_driver "$@"
 if [[ $all == 1 ]]; then
