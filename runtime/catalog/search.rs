@@ -112,18 +112,8 @@ const LONGEST_WORD: usize = 6;
 /// Most suggestions returned when nothing matches every term.
 const MAX_SUGGESTIONS: usize = 5;
 
-/// When [`keywords`] reports a searched term in `unmatched_terms`.
-enum Unmatched {
-    Always,
-    WithoutHits,
-    Never,
-}
-
 pub fn keywords(query: &str) -> KeywordSearch {
     let mut result = KeywordSearch::default();
-    // Per searched term, when it is reported as unmatched: a Chinese term that could not be
-    // split always is, a plain term when it hits nothing, a split piece (a known word) never.
-    let mut unmatched_when = Vec::new();
     for raw in query.split_whitespace() {
         let term = raw.to_lowercase();
         if STOPWORDS.binary_search(&term.as_str()).is_ok() {
@@ -132,32 +122,21 @@ pub fn keywords(query: &str) -> KeywordSearch {
         if term.chars().any(is_cjk) && token(&term).is_none() {
             let pieces = segment(&term);
             if pieces.is_empty() {
+                result.unmatched_terms.push(term.clone());
                 result.terms.push(term);
-                unmatched_when.push(Unmatched::Always);
             } else {
-                unmatched_when.extend(pieces.iter().map(|_| Unmatched::Never));
                 result.terms.extend(pieces);
             }
         } else {
+            if !hits_anything(&term) {
+                result.unmatched_terms.push(term.clone());
+            }
             result.terms.push(term);
-            unmatched_when.push(Unmatched::WithoutHits);
         }
     }
     // Dense per-term weights (one slot per action, 0 = no hit): a few hundred bytes a term
     // instead of a tree node per hit.
     let per_term: Vec<Vec<u32>> = result.terms.iter().map(|t| term_hits(t)).collect();
-    result.unmatched_terms = result
-        .terms
-        .iter()
-        .zip(&per_term)
-        .zip(unmatched_when)
-        .filter(|((_, hits), when)| match when {
-            Unmatched::Always => true,
-            Unmatched::WithoutHits => hits.iter().all(|w| *w == 0),
-            Unmatched::Never => false,
-        })
-        .map(|((term, _), _)| term.clone())
-        .collect();
     let total = ACTIONS.len() as f64;
     let idf: Vec<f64> = per_term
         .iter()
