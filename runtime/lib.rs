@@ -22,6 +22,7 @@ pub mod exec;
 pub mod fuzz_api;
 pub mod ids;
 pub mod input;
+pub mod log_format;
 pub mod log_writer;
 pub mod onebot;
 pub mod outcome;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use snowluma_mcp::catalog::{ACTIONS, CATALOG_VERSION};
 use snowluma_mcp::config::{Config, Shutdown};
+use snowluma_mcp::log_format::LineFormat;
 use snowluma_mcp::log_writer;
 use snowluma_mcp::server::{SnowlumaServer, stdio::StdioTransport};
 use snowluma_mcp::streams::prepare_download_dir;
@@ -78,6 +79,7 @@ fn main() -> ExitCode {
             tracing_subscriber::fmt::layer()
                 .with_writer(stderr)
                 .with_ansi(false)
+                .event_format(LineFormat::default())
                 .with_filter(filter)
                 .with_filter(filter_fn(|meta| !is_chatty(meta))),
         )
@@ -170,7 +172,7 @@ async fn serve(config: Config) -> ExitCode {
     };
     let events = server.event_hub();
     let running = tokio::select! {
-        served = server.serve(transport) => served,
+        served = server.boxed_requests().serve(transport) => served,
         signal = termination() => return drain(&shutdown, signal).await,
     };
     match running {

@@ -3,6 +3,7 @@
 //! tool registry, and the rendering of tool replies into MCP results.
 
 mod action_tools;
+mod boxed_service;
 pub(crate) mod decode;
 mod docs;
 mod encode;
@@ -35,6 +36,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+pub use boxed_service::BoxedRequests;
 pub use resources::{ACTION_URI_TEMPLATE, CATALOG_URI};
 pub use session::{Session, Shared};
 
