@@ -64,8 +64,9 @@ impl TraceContext {
         // Pushed rather than `format!`ed: this runs on every call, and the formatter cost
         // about 1.5k instructions of it.
         let span_id = random_hex::<8>()?;
-        let mut traceparent = String::with_capacity(6 + trace_id.len() + span_id.len() + 2);
-        for part in ["00-", &trace_id, "-", &span_id, "-", &flags] {
+        let parts = ["00-", &trace_id, "-", &span_id, "-", &flags];
+        let mut traceparent = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+        for part in parts {
             traceparent.push_str(part);
         }
         Ok(TraceContext {

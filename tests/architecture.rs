@@ -1,6 +1,6 @@
 //! Architecture rules checked on the source so they stay true. Layering: data flows one way
-//! (server -> input/preview -> exec -> tasks -> streams -> onebot -> catalog -> trace ->
-//! foundation), and only `server/`
+//! (server -> input/preview -> exec -> tasks -> streams -> onebot -> catalog -> log format ->
+//! trace -> foundation), and only `server/`
 //! and `main.rs` name rmcp.
 
 use std::path::{Path, PathBuf};
@@ -20,6 +20,7 @@ const LAYERS: &[&str] = &[
     "streams",
     "onebot",
     "catalog",
+    "log_format",
     "trace",
     "outcome",
     "config",
