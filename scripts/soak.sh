@@ -11,10 +11,7 @@
 # after --deadline-secs (default 300).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# The server on its own first: built together with the examples, it would get the features
-# that dev-dependencies turn on (a 13.4 MB binary with 364 KB of relocated data, against the
-# 12.9 MB and 250 KB users get from `cargo build --release`). Building the examples afterwards
-# leaves the server binary as it is.
+# The server on its own first, so it is the binary users get (see scripts/bench.sh).
 cargo build --release --bin snowluma-mcp
 cargo build --release --examples
 echo "load: $(uptime)"
