@@ -22,6 +22,7 @@ pub mod stdio;
 mod task_tools;
 mod tool_call;
 mod tool_list;
+mod tool_schemas;
 
 use std::sync::Arc;
 

@@ -17,6 +17,7 @@ use super::message_preview;
 use super::render::{output_schema, schema_of};
 use super::session::{Session, Shared};
 use super::task_tools;
+use super::tool_schemas::{self, Schemas};
 use crate::catalog::Listing;
 use crate::config::Mode;
 use crate::events::SubscribeRequest;
@@ -70,6 +71,8 @@ pub struct ToolSpec {
     /// The executing tools are gated per action (`exec::gate::action_gate`), which names the
     /// right tool or mode for that action; the others are gated as a whole.
     pub gated_per_action: bool,
+    /// How the input schema and the result schema are derived from the tool's types. Listing
+    /// reads the derived schemas from `tool_schemas.jsonl` instead (see `tool_schemas`).
     pub input_schema: fn() -> Arc<JsonObject>,
     pub result_schema: fn() -> Value,
     pub read_only: bool,
@@ -90,11 +93,9 @@ impl ToolSpec {
     /// The definition this client sees: it depends on the mode (annotations) and on the
     /// capabilities the client declared for the request (the Apps panel pointer).
     pub fn definition(&self, mode: Mode, caps: &ClientCapabilities) -> Tool {
-        let output = match output_schema((self.result_schema)()) {
-            Value::Object(object) => object,
-            _ => JsonObject::new(),
-        };
-        let mut tool = Tool::new(self.name, self.description, (self.input_schema)());
+        let Schemas { input, output } =
+            tool_schemas::committed(self.name).unwrap_or_else(|| self.derived_schemas());
+        let mut tool = Tool::new(self.name, self.description, input);
         tool.title = Some(self.title.to_string());
         tool.output_schema = Some(Arc::new(output));
         let mut annotations = ToolAnnotations::new();
@@ -108,6 +109,19 @@ impl ToolSpec {
             tool.meta = Some(MetaObject(meta));
         }
         tool
+    }
+
+    /// The schemas derived from the tool's types: what `tool_schemas.jsonl` holds for it (a
+    /// test keeps the two equal), and what a definition falls back to without an entry.
+    pub fn derived_schemas(&self) -> Schemas {
+        let output = match output_schema((self.result_schema)()) {
+            Value::Object(object) => object,
+            _ => JsonObject::new(),
+        };
+        Schemas {
+            input: (self.input_schema)(),
+            output,
+        }
     }
 }
 
