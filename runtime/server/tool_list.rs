@@ -2,9 +2,10 @@
 //!
 //! Every tool definition depends only on this process's configuration (mode, events, task
 //! directory: fixed in [`Shared`](super::Shared)) and on the capabilities the client declared.
-//! Building one means generating JSON Schemas with schemars, so the list is built the first
-//! time a capability set asks for it and kept; later requests only clone the definitions
-//! (names and descriptions are borrowed, schemas are `Arc`s).
+//! Building one means parsing each listed tool's committed schemas (`tool_schemas`) into
+//! value trees, so the list is built the first time a capability set asks for it and kept;
+//! later requests only clone the definitions (names and descriptions are borrowed, schemas
+//! are `Arc`s).
 //!
 //! Tools that depend on configuration (the typed per-action tools of `SNOWLUMA_MCP_TOOLSETS`,
 //! filtered by the allow/deny lists) are added in [`build`]: the cache key already includes
