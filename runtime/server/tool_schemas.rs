@@ -3,8 +3,9 @@
 //! Each schema is derived from Rust types with schemars (`ToolSpec::input_schema` and
 //! `ToolSpec::result_schema` name the derivation). Deriving them at start-up runs schemars'
 //! generator, which builds and drops several value trees per schema, and pulls its code in
-//! page by page: measured on a cold start, 23 fewer page faults and 0.3M fewer instructions
-//! when the same schemas are parsed instead. So the derived schemas are committed in
+//! page by page: measured on a cold start, parsing the same schemas instead takes 0.3M fewer
+//! instructions and 23 fewer faults on code pages (the total fault count moves less, and
+//! with the page cache's state). So the derived schemas are committed in
 //! `tool_schemas.jsonl`, one tool per line in registry order, and a definition parses only
 //! its own line.
 //!
