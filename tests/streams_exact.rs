@@ -18,7 +18,7 @@ use serde_json::json;
 use stream_helpers::{Dirs, invoke, pseudo_random, spawn};
 
 #[tokio::test]
-async fn a_download_fails_on_duplicate_missing_or_short_chunks_and_keeps_nothing() {
+async fn a_download_fails_on_duplicate_missing_corrupt_or_short_chunks_and_keeps_nothing() {
     let dirs = Dirs::new("exact");
     let fake = FakeSnowLuma::start(None).await;
     let mut server = spawn(&fake, &dirs, &[]);
@@ -45,6 +45,8 @@ async fn a_download_fails_on_duplicate_missing_or_short_chunks_and_keeps_nothing
             "without a terminal frame",
         ),
         (Fault::OversizedFrame, "bad_frame", "exceeded 24 MiB"),
+        // Found by the writing thread while later frames are read.
+        (Fault::CorruptChunk, "bad_frame", "not valid base64"),
     ];
     for (i, (fault, kind, needle)) in cases.into_iter().enumerate() {
         fake.set_fault(Some("download_file_stream"), fault.clone());

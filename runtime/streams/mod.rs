@@ -7,6 +7,7 @@
 //! business failure, which is data like any failed envelope). Anything else is a
 //! [`StreamFailure`]. Turning either into a tool result is `exec`'s job.
 
+mod chunk_queue;
 mod collect;
 mod contain;
 mod dir;

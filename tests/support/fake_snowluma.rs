@@ -136,6 +136,8 @@ pub enum Fault {
     DuplicateChunk,
     /// Downloads: the second file chunk is never sent; later indexes skip it.
     MissingChunk,
+    /// Downloads: the second file chunk's `data` is not base64.
+    CorruptChunk,
     /// Downloads: the last chunk is dropped and the ok terminal frame carries
     /// no `total_bytes`, so only file_info's `file_size` tells the file is short.
     ShortFile,

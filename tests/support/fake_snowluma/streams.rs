@@ -316,6 +316,11 @@ async fn download(
         let last = offset >= total;
         match fault {
             Some(Fault::MissingChunk) if index == 1 => {}
+            Some(Fault::CorruptChunk) if index == 1 => {
+                let mut chunk = chunk;
+                chunk["data"] = json!("this is not base64!");
+                sink.send(chunk).await?;
+            }
             Some(Fault::ShortFile) if last && index > 0 => {}
             Some(Fault::DuplicateChunk) if index == 1 => {
                 sink.send(chunk.clone()).await?;
