@@ -5,6 +5,9 @@
 //! - events/s: N group messages sent in one burst, timed from the push until a reader has
 //!   seen the last one (the reader pages with `wait`, so it may lag and see gaps; the figure is
 //!   the rate at which events became readable);
+//! - the native floor for the same burst: a tokio-tungstenite client on its own connection to
+//!   the fake, parsing every frame as JSON and applying the same filter, timed the same way,
+//!   and the hub's rate over it (runs alternate, each with only its own connection open);
 //! - heap bytes per buffered event: allocations held by one full resource (256 events),
 //!   counted by a wrapping global allocator, next to the JSON size of one frame.
 //!
@@ -12,7 +15,9 @@
 //! the rate swings with the load: 37,600-70,800 events/s over six runs of 100,000 events of
 //! 375 B (median near 50,000), and 1,943 B of heap per buffered event for a 403 B frame, with
 //! events held as their raw JSON text. Before that change: about 60-65k events/s and 5.3 KB
-//! per event.
+//! per event. On 2026-12-02, idle: 106,800-109,200 events/s through the hub against
+//! 255,600-289,500 for the native client (0.37-0.43x); the hub's reader pages with `wait` and
+//! took about two events a page, so part of the gap is one wake-up per page.
 
 #[path = "../tests/support/fake_snowluma_ws.rs"]
 mod fake_snowluma_ws;
@@ -23,10 +28,11 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use fake_snowluma_ws::{FakeEventSocket, WsOptions, group_message};
-use futures::FutureExt;
 use futures::future::BoxFuture;
-use serde_json::json;
+use futures::{FutureExt, StreamExt};
+use serde_json::{Value, json};
 use snowluma_mcp::events::{EventFilter, EventHub, EventNotifier, EventsUrl, OwnerId};
+use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
 struct Counting;
@@ -66,28 +72,46 @@ fn main() {
     runtime.block_on(async {
         let fake = FakeEventSocket::start(WsOptions::default());
         let hub = EventHub::new(EventsUrl::parse(&fake.url).expect("url"), None);
-        throughput(&fake, &hub, 100_000).await;
-        throughput(&fake, &hub, 100_000).await;
+        for _ in 0..2 {
+            let hub_rate = throughput(&fake, &hub, 100_000).await;
+            let native_rate = native_throughput(&fake, 100_000).await;
+            println!(
+                "native client events/s: {native_rate:.0}; hub / native: {:.2}x",
+                hub_rate / native_rate
+            );
+        }
         memory(&fake, &hub).await;
     });
 }
 
-async fn throughput(fake: &FakeEventSocket, hub: &EventHub, n: usize) {
+/// The burst of `n` group messages both readers get, and the text of the last one.
+fn burst(n: usize) -> (Vec<String>, String) {
+    let frames = (0..n)
+        .map(|i| group_message(SELF, 20001, 30001, &format!("message {i}")).to_string())
+        .collect();
+    (frames, format!("message {}", n - 1))
+}
+
+/// The filter's group list: 100 ids, the one sent among them.
+fn group_ids() -> Vec<i64> {
+    (20001..20101).collect()
+}
+
+/// Events per second through the hub (0 if the connection stopped).
+async fn throughput(fake: &FakeEventSocket, hub: &EventHub, n: usize) -> f64 {
     let me = OwnerId::new("bench");
     // A filter that has to look at every event: a group list of 100 ids including the one sent.
     let filter = EventFilter::from_json(&json!({
-        "self_id": SELF, "types": ["message"], "group_ids": (20001..20101).collect::<Vec<i64>>()
+        "self_id": SELF, "types": ["message"], "group_ids": group_ids()
     }))
     .expect("filter");
     let uri = hub
         .subscribe(&me, filter, Arc::new(Silent))
         .await
         .expect("subscribe");
-    let frames: Vec<String> = (0..n)
-        .map(|i| group_message(SELF, 20001, 30001, &format!("message {i}")).to_string())
-        .collect();
+    let (frames, last_text) = burst(n);
     let frame_bytes = frames[0].len();
-    let last_text = format!("message {}", n - 1);
+    let mut rate = 0.0;
     let started = Instant::now();
     fake.push_batch(Arc::new(frames));
     let (mut after, mut pages, mut read) = (None::<String>, 0usize, 0usize);
@@ -112,11 +136,11 @@ async fn throughput(fake: &FakeEventSocket, hub: &EventHub, n: usize) {
         after = Some(page.next_cursor);
         if done {
             let elapsed = started.elapsed();
+            rate = n as f64 / elapsed.as_secs_f64();
             let dropped = hub.read(&me, &uri).expect("read").dropped_events;
             println!(
-                "events/s: {:.0} ({n} events of {frame_bytes} B in {:.1} ms; reader took {read} \
-                 in {pages} pages, buffer evicted {dropped})",
-                n as f64 / elapsed.as_secs_f64(),
+                "events/s: {rate:.0} ({n} events of {frame_bytes} B in {:.1} ms; reader took \
+                 {read} in {pages} pages, buffer evicted {dropped})",
                 elapsed.as_secs_f64() * 1000.0
             );
             break;
@@ -128,6 +152,56 @@ async fn throughput(fake: &FakeEventSocket, hub: &EventHub, n: usize) {
     }
     hub.release(&me, &uri).expect("release");
     tokio::time::sleep(Duration::from_millis(100)).await;
+    rate
+}
+
+/// Events per second read by a plain WebSocket client: every frame parsed as JSON and checked
+/// against the same filter (self id, message type, group list), timed from the push until the
+/// last message is seen.
+async fn native_throughput(fake: &FakeEventSocket, n: usize) -> f64 {
+    for _ in 0..100 {
+        if fake.open_connections() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        fake.open_connections(),
+        0,
+        "the hub's connection is still open"
+    );
+    let (mut socket, _) = tokio_tungstenite::connect_async(fake.url.as_str())
+        .await
+        .expect("connect to the fake");
+    while fake.open_connections() == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let groups = group_ids();
+    let (frames, last_text) = burst(n);
+    let started = Instant::now();
+    fake.push_batch(Arc::new(frames));
+    let mut matched = 0usize;
+    while let Some(message) = socket.next().await {
+        let Ok(Message::Text(text)) = message else {
+            continue;
+        };
+        let event: Value = serde_json::from_str(&text).expect("a JSON frame");
+        let wanted = event["self_id"] == SELF
+            && event["post_type"] == "message"
+            && event["group_id"]
+                .as_i64()
+                .is_some_and(|id| groups.contains(&id));
+        if wanted {
+            matched += 1;
+            if event["raw_message"] == last_text.as_str() {
+                break;
+            }
+        }
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(matched, n, "the native client saw every event");
+    let _ = socket.close(None).await;
+    n as f64 / elapsed.as_secs_f64()
 }
 
 async fn memory(fake: &FakeEventSocket, hub: &EventHub) {

@@ -4,7 +4,8 @@
 # The main figure is ONE table of ratios from examples/bench_driver.rs: our release server
 # against native baselines run in the same invocation (a Rust stdio echo padded to each reply's
 # size; a raw keep-alive Rust HTTP client against the same fake SnowLuma, 16 connections for
-# the concurrent figure). The TypeScript server @snowluma/mcp is not on npm (checked
+# the concurrent figure, again with every process on one CPU; a native client reading the same
+# download frames). The TypeScript server @snowluma/mcp is not on npm (checked
 # 2026-12-01), so its column reads n/a; the bench itself talks only to loopback.
 #
 # Usage: scripts/bench.sh [--all] [bench_driver options]
@@ -31,5 +32,6 @@ if [[ $all == 1 ]]; then
     python3 benches/exec_e2e.py
     python3 benches/stream_e2e.py
     python3 benches/http_e2e.py
+    cargo bench --bench events
     cargo bench --bench catalog
 fi
