@@ -411,8 +411,9 @@ const DOWNLOAD_RUNS: usize = 3;
 
 /// Download throughput: `invoke_action download_file_stream` through the server (write mode,
 /// timed from the call to its reply, which comes once the file is complete on disk) against the
-/// native client reading the same frames, runs alternating. Each run's size and SHA-256 are
-/// checked, the server's against the native client's.
+/// native client reading the same frames, one run of each in turn. The native client does not
+/// fsync or rename its file, which the server does before it answers. Each run's size and
+/// SHA-256 are checked, the server's against the native client's.
 fn download(server: &Path, fake: &Path, rows: &mut Vec<Row>) {
     let generated = format!("tput.bin:{DOWNLOAD_BYTES}:1");
     let fake = Fake::start(fake, &["--generated", &generated]);
