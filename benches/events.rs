@@ -159,29 +159,20 @@ async fn throughput(fake: &FakeEventSocket, hub: &EventHub, n: usize) -> f64 {
 /// against the same filter (self id, message type, group list), timed from the push until the
 /// last message is seen.
 async fn native_throughput(fake: &FakeEventSocket, n: usize) -> f64 {
-    for _ in 0..100 {
-        if fake.open_connections() == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(
-        fake.open_connections(),
-        0,
-        "the hub's connection is still open"
-    );
+    // Only this client's connection may be open, or the burst would be shared with the hub's.
+    open_connections(fake, 0, "the hub's connection is still open").await;
     let (mut socket, _) = tokio_tungstenite::connect_async(fake.url.as_str())
         .await
         .expect("connect to the fake");
-    while fake.open_connections() == 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    open_connections(fake, 1, "the fake did not count the native client").await;
     let groups = group_ids();
     let (frames, last_text) = burst(n);
     let started = Instant::now();
     fake.push_batch(Arc::new(frames));
     let mut matched = 0usize;
-    while let Some(message) = socket.next().await {
+    // Bounded: a lost last event ends the wait after 60 s instead of never.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while let Ok(Some(message)) = tokio::time::timeout_at(deadline, socket.next()).await {
         let Ok(Message::Text(text)) = message else {
             continue;
         };
@@ -233,6 +224,17 @@ async fn memory(fake: &FakeEventSocket, hub: &EventHub) {
         after - released,
         after - before
     );
+}
+
+/// Waits (at most 5 s) until the fake has `count` open connections; panics with `why` if not.
+async fn open_connections(fake: &FakeEventSocket, count: usize, why: &str) {
+    for _ in 0..500 {
+        if fake.open_connections() == count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{why}: {} open connections", fake.open_connections());
 }
 
 async fn wait_for_total(hub: &EventHub, me: &OwnerId, uri: &str, total: u64) {
