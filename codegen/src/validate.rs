@@ -22,6 +22,7 @@ pub fn validate(spec: &Spec) -> Vec<SpecError> {
         };
         check.run();
         let action = &source.value;
+        check_action_names(&mut errors, source);
         for name in std::iter::once(&action.name).chain(&action.aliases) {
             if let Some(owner) = owners.insert(name, &action.name) {
                 let field = if name == &action.name {
@@ -41,6 +42,37 @@ pub fn validate(spec: &Spec) -> Vec<SpecError> {
         }
     }
     errors
+}
+
+/// Whether `name` has the shape of a OneBot action name: an optional leading `.` or `_` (as in
+/// `.ocr_image` and `_get_model_show`), a lowercase ASCII letter, then lowercase letters, digits
+/// and `_`. Names become Rust identifiers and tool names, so a name that starts with a digit or
+/// holds any other character would otherwise stop the emitter instead of the check.
+fn is_action_name(name: &str) -> bool {
+    let rest = name.strip_prefix(['.', '_']).unwrap_or(name);
+    let mut chars = rest.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn check_action_names(errors: &mut Vec<SpecError>, source: &ActionSource) {
+    let action = &source.value;
+    let fields = std::iter::once(("name".to_string(), &action.name)).chain(
+        action
+            .aliases
+            .iter()
+            .enumerate()
+            .map(|(i, alias)| (format!("aliases[{i}]"), alias)),
+    );
+    for (field, name) in fields {
+        if !is_action_name(name) {
+            let message = format!(
+                "`{name}` is not an action name: start with a lowercase letter (after an optional \
+                 `.` or `_`) and use only lowercase letters, digits and `_`"
+            );
+            check_error(errors, source, &field, message);
+        }
+    }
 }
 
 fn check_error(errors: &mut Vec<SpecError>, source: &ActionSource, field: &str, message: String) {
