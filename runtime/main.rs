@@ -66,14 +66,10 @@ fn main() -> ExitCode {
     };
     // Logging never blocks the runtime thread: lines wait in a bounded buffer for a writer
     // thread that writes them in batches, and lines that do not fit are dropped and counted.
-    let (stderr, flush_on_exit) = match log_writer::spawn(std::io::stderr(), LOG_BUFFER_BYTES) {
-        Ok(pair) => pair,
-        Err(error) => {
-            eprintln!("snowluma-mcp: cannot start the log writer thread: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
+    // The thread starts once start-up is over (see `start_log_writer`).
+    let (stderr, flush_on_exit) = log_writer::deferred(std::io::stderr(), LOG_BUFFER_BYTES);
     let dropped = stderr.clone();
+    let log = stderr.clone();
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
@@ -97,7 +93,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let status = runtime.block_on(serve(config));
+    let status = runtime.block_on(async {
+        tokio::spawn(start_log_writer(log));
+        serve(config).await
+    });
     // Do not wait for a blocking stdin read that will never finish.
     runtime.shutdown_timeout(Duration::from_millis(200));
     drop(flush_on_exit);
@@ -108,6 +107,21 @@ fn main() -> ExitCode {
         );
     }
     status
+}
+
+/// When the log writer thread starts: after the replies a client asks for first
+/// (initialize, tools/list; a few milliseconds), so that creating the thread does not delay
+/// them, and soon enough that a person watching the log sees no wait.
+const LOG_WRITER_START: Duration = Duration::from_millis(100);
+
+async fn start_log_writer(log: log_writer::LineBuffer) {
+    tokio::time::sleep(LOG_WRITER_START).await;
+    if let Err(error) = log.start_writer() {
+        eprintln!(
+            "snowluma-mcp: cannot start the log writer thread ({error}); log lines are kept \
+             (up to {LOG_BUFFER_BYTES} bytes) and written when the server exits"
+        );
+    }
 }
 
 /// How long, after SIGTERM/SIGINT, running calls get to clean up (an upload's reset waits at

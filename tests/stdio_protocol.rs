@@ -100,6 +100,22 @@ async fn legacy_session_negotiates_and_lists_tools_without_cache_hints() {
     assert!(stderr.contains("mode docs"));
 }
 
+/// The log writer thread starts after start-up (log_writer.rs): the log must still reach
+/// stderr while the server runs, not only when it exits.
+#[tokio::test]
+async fn the_log_reaches_stderr_while_the_server_runs() {
+    let mut server = RawServer::spawn(&[("SNOWLUMA_MCP_LOG", "info")]);
+    initialize(&mut server, "2025-11-25").await;
+    let line = server
+        .stderr_line("ready: 178 actions", std::time::Duration::from_secs(10))
+        .await;
+    assert!(line.is_some(), "no ready line on stderr while running");
+    assert!(server.alive(), "the line came from a running server");
+    let (code, stderr) = server.finish().await;
+    assert_eq!(code, Some(0));
+    assert!(stderr.contains("ready: 178 actions"), "{stderr}");
+}
+
 #[tokio::test]
 async fn modern_requests_get_the_cache_hints_of_the_feature_table() {
     let mut server = RawServer::spawn(&[]);

@@ -21,6 +21,8 @@ pub struct RawServer {
     stdin: Option<ChildStdin>,
     lines: mpsc::UnboundedReceiver<String>,
     stderr: mpsc::UnboundedReceiver<String>,
+    /// stderr lines already read by `stderr_line`, given back by `finish`.
+    stderr_read: String,
     /// Messages read while waiting for something else (notifications, other ids).
     pub backlog: Vec<Value>,
     /// tools/call requests sent and not yet answered: id -> (tool, request `_meta`).
@@ -114,6 +116,7 @@ impl RawServer {
             child,
             lines,
             stderr: stderr_rx,
+            stderr_read: String::new(),
             backlog: Vec::new(),
             calls: HashMap::new(),
             schemas: HashMap::new(),
@@ -257,6 +260,22 @@ impl RawServer {
         self.finish_inner(false).await
     }
 
+    /// Waits, at most `limit`, for a stderr line containing `needle` while the process runs;
+    /// the lines read on the way stay part of what `finish` returns.
+    pub async fn stderr_line(&mut self, needle: &str, limit: Duration) -> Option<String> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let line = tokio::time::timeout_at(deadline, self.stderr.recv())
+                .await
+                .ok()??;
+            self.stderr_read.push_str(&line);
+            self.stderr_read.push('\n');
+            if line.contains(needle) {
+                return Some(line);
+            }
+        }
+    }
+
     /// Closes stdin and waits for the process to exit; returns its stderr.
     pub async fn finish(self) -> (Option<i32>, String) {
         self.finish_inner(true).await
@@ -273,7 +292,7 @@ impl RawServer {
             .await
             .expect("server exits after stdin closes")
             .unwrap();
-        let mut stderr = String::new();
+        let mut stderr = std::mem::take(&mut self.stderr_read);
         while let Ok(Some(line)) =
             tokio::time::timeout(Duration::from_millis(500), self.stderr.recv()).await
         {
