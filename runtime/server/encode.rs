@@ -6,13 +6,21 @@
 //! tool-result response is written here with those bytes copied in place of the second walk;
 //! results rendered for stdio (`StructuredCopy::FromText`) hold a placeholder instead of
 //! the tree, and this is where their `structuredContent` is written.
+//!
+//! `tools/list` over stdio is the other such case: its definitions hold placeholders for the
+//! schemas that `tool_schemas.jsonl` commits as text (`tool_schemas::Schemas::placeholder`),
+//! and the list is written here with that text in their place, so no schema tree is built.
+//!
 //! Everything else, and any tool result that does not have that shape, takes the generic
 //! path. The output is byte-for-byte what `serde_json::to_vec` of the message gives (tests
-//! below compare the two).
+//! below compare the two, with the trees the placeholders stand for).
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, JsonRpcMessage, ServerResult};
+use rmcp::model::{CallToolResult, JsonRpcMessage, ListToolsResult, ServerResult, Tool};
 use rmcp::service::TxJsonRpcMessage;
+use serde_json::{Map, Value};
+
+use super::tool_schemas;
 
 /// The message as one JSON line (with its newline).
 pub fn message_line(item: &TxJsonRpcMessage<RoleServer>) -> serde_json::Result<Vec<u8>> {
@@ -30,6 +38,17 @@ pub fn message_line(item: &TxJsonRpcMessage<RoleServer>) -> serde_json::Result<V
                 }
                 None => serde_json::to_vec(item)?,
             },
+            ServerResult::ListToolsResult(list)
+                if list.tools.iter().any(tool_schemas::holds_placeholder) =>
+            {
+                let mut bytes = Vec::with_capacity(64 * 1024);
+                bytes.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                serde_json::to_writer(&mut bytes, &response.id)?;
+                bytes.extend_from_slice(br#","result":"#);
+                write_tool_list(&mut bytes, list)?;
+                bytes.push(b'}');
+                bytes
+            }
             _ => serde_json::to_vec(item)?,
         },
         _ => serde_json::to_vec(item)?,
@@ -85,6 +104,73 @@ fn write_tool_result(
     if let Some(meta) = &result.meta {
         bytes.extend_from_slice(br#","_meta":"#);
         serde_json::to_writer(&mut *bytes, meta)?;
+    }
+    bytes.push(b'}');
+    Ok(())
+}
+
+/// A `tools/list` result with each placeholder written as its committed text. Everything
+/// else goes through serde as a (small) value tree whose maps keep serde's field order, so
+/// the fields come out where rmcp's own serialization puts them.
+fn write_tool_list(bytes: &mut Vec<u8>, list: &ListToolsResult) -> serde_json::Result<()> {
+    let Value::Object(fields) = serde_json::to_value(list)? else {
+        return Err(serde::ser::Error::custom(
+            "a tools/list result is an object",
+        ));
+    };
+    write_object(bytes, &fields, |bytes, key, value| match (key, value) {
+        ("tools", Value::Array(trees)) => {
+            bytes.push(b'[');
+            for (i, (tree, tool)) in trees.iter().zip(&list.tools).enumerate() {
+                if i > 0 {
+                    bytes.push(b',');
+                }
+                write_tool(bytes, tree, tool)?;
+            }
+            bytes.push(b']');
+            Ok(true)
+        }
+        _ => Ok(false),
+    })
+}
+
+/// One definition, its schemas taken from the committed text when it holds placeholders.
+fn write_tool(bytes: &mut Vec<u8>, tree: &Value, tool: &Tool) -> serde_json::Result<()> {
+    let (Value::Object(fields), true) = (tree, tool_schemas::holds_placeholder(tool)) else {
+        return serde_json::to_writer(bytes, tree);
+    };
+    // Placeholders are only put where this text exists (`ToolSpec::definition`).
+    let text = tool_schemas::committed_text(&tool.name).ok_or_else(|| {
+        serde::ser::Error::custom(format!("{} has no committed schemas", tool.name))
+    })?;
+    write_object(bytes, fields, |bytes, key, _| {
+        let raw = match key {
+            "inputSchema" => text.input,
+            "outputSchema" => text.output,
+            _ => return Ok(false),
+        };
+        bytes.extend_from_slice(raw.get().as_bytes());
+        Ok(true)
+    })
+}
+
+/// Writes `fields` as an object; `special` writes a field's value itself (answering true) or
+/// leaves it to serde (false).
+fn write_object(
+    bytes: &mut Vec<u8>,
+    fields: &Map<String, Value>,
+    mut special: impl FnMut(&mut Vec<u8>, &str, &Value) -> serde_json::Result<bool>,
+) -> serde_json::Result<()> {
+    bytes.push(b'{');
+    for (i, (key, value)) in fields.iter().enumerate() {
+        if i > 0 {
+            bytes.push(b',');
+        }
+        serde_json::to_writer(&mut *bytes, key)?;
+        bytes.push(b':');
+        if !special(bytes, key, value)? {
+            serde_json::to_writer(&mut *bytes, value)?;
+        }
     }
     bytes.push(b'}');
     Ok(())
@@ -169,6 +255,72 @@ mod tests {
             String::from_utf8(line).unwrap(),
             String::from_utf8(generic).unwrap()
         );
+    }
+
+    /// A stdio tools/list (placeholders) is written byte for byte as serde writes the list
+    /// with the trees, in every mode and capability set, with the modern result fields and
+    /// `_meta`, after rmcp's legacy output-schema filter, and with a tree-carrying definition
+    /// (as a typed action tool is) among the placeholders.
+    #[test]
+    fn a_tool_list_with_placeholders_is_written_like_the_trees() {
+        use super::super::registry::TOOLS;
+        use super::super::tool_list::SchemaCopy;
+        use crate::config::Mode;
+        use crate::exec::ClientCapabilities;
+        use rmcp::model::CacheScope;
+
+        let list = |mode, caps: &ClientCapabilities, copy| -> Vec<Tool> {
+            TOOLS
+                .iter()
+                .map(|t| t.definition(mode, caps, copy))
+                .collect()
+        };
+        let mut meta = MetaObject::new();
+        meta.insert(
+            "io.modelcontextprotocol/serverInfo".into(),
+            json!({ "name": "s" }),
+        );
+        for mode in [Mode::Docs, Mode::Read, Mode::Write] {
+            for bits in 0..8 {
+                let caps = ClientCapabilities {
+                    form_elicitation: bits & 1 != 0,
+                    apps_ui: bits & 2 != 0,
+                    tasks: bits & 4 != 0,
+                };
+                let trees = list(mode, &caps, SchemaCopy::Tree);
+                let mut copies = list(mode, &caps, SchemaCopy::Committed);
+                assert!(copies.iter().all(tool_schemas::holds_placeholder));
+                copies[1] = trees[1].clone();
+                for modern in [false, true] {
+                    let wrap = |tools: Vec<Tool>| {
+                        let mut result = ListToolsResult::with_all_items(tools);
+                        if modern {
+                            result.meta = Some(meta.clone());
+                            result = result
+                                .with_ttl_ms(300_000)
+                                .with_cache_scope(CacheScope::Private);
+                        }
+                        let mut result = ServerResult::ListToolsResult(result);
+                        if !modern {
+                            result.strip_non_object_output_for_legacy_peer();
+                        }
+                        JsonRpcMessage::Response(JsonRpcResponse {
+                            jsonrpc: JsonRpcVersion2_0,
+                            id: NumberOrString::Number(5),
+                            result,
+                        })
+                    };
+                    let mut generic = serde_json::to_vec(&wrap(trees.clone())).unwrap();
+                    generic.push(b'\n');
+                    let line = message_line(&wrap(copies.clone())).unwrap();
+                    assert_eq!(
+                        String::from_utf8(line).unwrap(),
+                        String::from_utf8(generic).unwrap(),
+                        "{mode:?} {bits} modern={modern}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

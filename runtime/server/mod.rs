@@ -46,6 +46,7 @@ use crate::config::Config;
 use crate::trace::TraceContext;
 use render::StructuredCopy;
 use session::{APPS_EXTENSION, is_modern, request_capabilities};
+use tool_list::SchemaCopy;
 
 /// Five minutes, the lifetime of every cacheable catalog response.
 const CATALOG_TTL_MS: u64 = 300_000;
@@ -59,7 +60,8 @@ pub struct SnowlumaServer {
     /// such requests have no session, one process-wide session (see `http`).
     stateless: Arc<Session>,
     /// How tool results carry `structuredContent`: written from the text by this crate's
-    /// stdio transport, a value tree for rmcp's HTTP transport.
+    /// stdio transport, a value tree for rmcp's HTTP transport. It also decides how
+    /// `tools/list` carries schemas (stdio: the committed text, written by the encoder).
     structured: StructuredCopy,
 }
 
@@ -205,7 +207,12 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caps = self.capabilities(&ctx);
-        let tools = self.shared.tool_lists.get(&self.shared, &caps);
+        // Over stdio the encoder writes the committed schema text (see `encode`).
+        let copy = match self.structured {
+            StructuredCopy::FromText => SchemaCopy::Committed,
+            StructuredCopy::Value => SchemaCopy::Tree,
+        };
+        let tools = self.shared.tool_lists.get(&self.shared, &caps, copy);
         let mut result = ListToolsResult::with_all_items(tools.to_vec());
         result.meta = result_meta(&ctx);
         // Private: the list depends on this server's mode and the client's capabilities.

@@ -17,6 +17,7 @@ use super::message_preview;
 use super::render::{output_schema, schema_of};
 use super::session::{Session, Shared};
 use super::task_tools;
+use super::tool_list::SchemaCopy;
 use super::tool_schemas::{self, Schemas};
 use crate::catalog::Listing;
 use crate::config::Mode;
@@ -92,9 +93,13 @@ impl ToolSpec {
 
     /// The definition this client sees: it depends on the mode (annotations) and on the
     /// capabilities the client declared for the request (the Apps panel pointer).
-    pub fn definition(&self, mode: Mode, caps: &ClientCapabilities) -> Tool {
-        let Schemas { input, output } =
-            tool_schemas::committed(self.name).unwrap_or_else(|| self.derived_schemas());
+    pub fn definition(&self, mode: Mode, caps: &ClientCapabilities, copy: SchemaCopy) -> Tool {
+        let Schemas { input, output } = match copy {
+            SchemaCopy::Committed if tool_schemas::committed_text(self.name).is_some() => {
+                Schemas::placeholder()
+            }
+            _ => tool_schemas::committed(self.name).unwrap_or_else(|| self.derived_schemas()),
+        };
         let mut tool = Tool::new(self.name, self.description, input);
         tool.title = Some(self.title.to_string());
         tool.output_schema = Some(Arc::new(output));

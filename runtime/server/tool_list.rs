@@ -2,10 +2,11 @@
 //!
 //! Every tool definition depends only on this process's configuration (mode, events, task
 //! directory: fixed in [`Shared`](super::Shared)) and on the capabilities the client declared.
-//! Building one means parsing each listed tool's committed schemas (`tool_schemas`) into
-//! value trees, so the list is built the first time a capability set asks for it and kept;
-//! later requests only clone the definitions (names and descriptions are borrowed, schemas
-//! are `Arc`s).
+//! For rmcp's HTTP transport, building one means parsing each listed tool's committed schemas
+//! (`tool_schemas`) into value trees; over stdio the definitions hold placeholders instead and
+//! the encoder writes the committed text ([`SchemaCopy`]). Either way the list is built the
+//! first time a capability set asks for it and kept; later requests only clone the
+//! definitions (names and descriptions are borrowed, schemas are `Arc`s).
 //!
 //! Tools that depend on configuration (the typed per-action tools of `SNOWLUMA_MCP_TOOLSETS`,
 //! filtered by the allow/deny lists) are added in [`build`]: the cache key already includes
@@ -20,8 +21,19 @@ use super::action_tools;
 use super::registry::TOOLS;
 use crate::exec::ClientCapabilities;
 
-/// One slot per combination of the capabilities that change the list.
-const SLOTS: usize = 8;
+/// One slot per combination of the capabilities that change the list, and per
+/// [`SchemaCopy`].
+const SLOTS: usize = 16;
+
+/// How listed definitions carry their input and output schemas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaCopy {
+    /// Value trees, for a transport that serializes the list itself (rmcp's HTTP transport).
+    Tree,
+    /// Placeholders where the committed text exists, which this crate's stdio encoder
+    /// replaces with that text (`encode`; `tool_schemas::Schemas::placeholder`).
+    Committed,
+}
 
 /// The cached definitions of one process (one configuration).
 #[derive(Default)]
@@ -30,33 +42,37 @@ pub struct ToolLists {
 }
 
 impl ToolLists {
-    /// The definitions a client with `caps` is offered; built on first use.
-    pub fn get(&self, shared: &Shared, caps: &ClientCapabilities) -> Arc<[Tool]> {
-        self.slots[slot(caps)]
-            .get_or_init(|| build(shared, caps).into())
+    /// The definitions a client with `caps` is offered, with schemas as `copy` says; built on
+    /// first use.
+    pub fn get(&self, shared: &Shared, caps: &ClientCapabilities, copy: SchemaCopy) -> Arc<[Tool]> {
+        self.slots[slot(caps, copy)]
+            .get_or_init(|| build(shared, caps, copy).into())
             .clone()
     }
 }
 
-/// The slot of a capability set: every field of [`ClientCapabilities`] is one bit, so two
-/// requests share a list only when they declared the same capabilities.
-fn slot(caps: &ClientCapabilities) -> usize {
+/// The slot of a capability set and schema copy: every field of [`ClientCapabilities`] is
+/// one bit, so two requests share a list only when they declared the same capabilities.
+fn slot(caps: &ClientCapabilities, copy: SchemaCopy) -> usize {
     let ClientCapabilities {
         form_elicitation,
         apps_ui,
         tasks,
     } = *caps;
-    usize::from(form_elicitation) | usize::from(apps_ui) << 1 | usize::from(tasks) << 2
+    usize::from(form_elicitation)
+        | usize::from(apps_ui) << 1
+        | usize::from(tasks) << 2
+        | usize::from(copy == SchemaCopy::Committed) << 3
 }
 
 /// The definitions, in registry order, of the tools this process and these capabilities
 /// offer, followed by the typed per-action tools the configuration selects.
-fn build(shared: &Shared, caps: &ClientCapabilities) -> Vec<Tool> {
+fn build(shared: &Shared, caps: &ClientCapabilities, copy: SchemaCopy) -> Vec<Tool> {
     let (mode, setup) = (shared.config.mode, shared.setup());
     let mut tools: Vec<Tool> = TOOLS
         .iter()
         .filter(|t| t.available(setup, caps))
-        .map(|t| t.definition(mode, caps))
+        .map(|t| t.definition(mode, caps, copy))
         .collect();
     tools.extend(action_tools::definitions(shared));
     tools
@@ -64,6 +80,7 @@ fn build(shared: &Shared, caps: &ClientCapabilities) -> Vec<Tool> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tool_schemas::holds_placeholder;
     use super::*;
 
     #[test]
@@ -75,8 +92,13 @@ mod tests {
                 apps_ui: bits & 2 != 0,
                 tasks: bits & 4 != 0,
             };
-            assert!(seen.insert(slot(&caps)));
-            assert!(slot(&caps) < SLOTS);
+            let copy = if bits & 8 != 0 {
+                SchemaCopy::Committed
+            } else {
+                SchemaCopy::Tree
+            };
+            assert!(seen.insert(slot(&caps, copy)));
+            assert!(slot(&caps, copy) < SLOTS);
         }
     }
 
@@ -100,11 +122,25 @@ mod tests {
                 apps_ui,
                 ..ClientCapabilities::default()
             };
-            let first = shared.tool_lists.get(&shared, &caps);
-            let again = shared.tool_lists.get(&shared, &caps);
+            let first = shared.tool_lists.get(&shared, &caps, SchemaCopy::Tree);
+            let again = shared.tool_lists.get(&shared, &caps, SchemaCopy::Tree);
             assert!(Arc::ptr_eq(&first, &again), "built once");
-            let fresh = serde_json::to_value(build(&shared, &caps)).unwrap();
+            let fresh = serde_json::to_value(build(&shared, &caps, SchemaCopy::Tree)).unwrap();
             assert_eq!(serde_json::to_value(&*first).unwrap(), fresh);
+            // The stdio list: placeholders for the registry tools, trees for the typed ones
+            // (they have no committed text), otherwise the same definitions.
+            let stdio = shared.tool_lists.get(&shared, &caps, SchemaCopy::Committed);
+            assert!(!Arc::ptr_eq(&first, &stdio), "a slot of its own");
+            assert_eq!(stdio.len(), first.len());
+            for (tree, copy) in first.iter().zip(stdio.iter()) {
+                assert_eq!(tree.name, copy.name);
+                let typed = crate::catalog::ACTIONS.iter().any(|a| a.name == tree.name);
+                assert_eq!(holds_placeholder(copy), !typed, "{}", tree.name);
+                let mut same = copy.clone();
+                same.input_schema = tree.input_schema.clone();
+                same.output_schema = tree.output_schema.clone();
+                assert_eq!(&same, tree, "{}", tree.name);
+            }
             let names: Vec<&str> = first.iter().map(|t| t.name.as_ref()).collect();
             assert!(names.contains(&"subscribe_events"), "{names:?}");
             assert!(

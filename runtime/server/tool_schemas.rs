@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use rmcp::model::JsonObject;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 /// The committed schemas: `{"name":…,"inputSchema":…,"outputSchema":…}` per line.
 static COMMITTED: &str = include_str!("tool_schemas.jsonl");
@@ -35,19 +36,70 @@ struct Line {
     output: JsonObject,
 }
 
-/// The committed schemas of `tool`, or `None` when the file has no (readable) line for it;
-/// the caller then derives them.
-pub fn committed(tool: &str) -> Option<Schemas> {
-    let line = COMMITTED.lines().find(|line| {
+impl Schemas {
+    /// What a definition listed over stdio holds in place of its schemas: the stdio encoder
+    /// writes the committed text there instead (`encode`), so that no value tree is built
+    /// for the list (measured on a cold start: the trees of the six docs-mode tools took
+    /// about 55 page faults of fresh heap, against ~330 for the whole start-up).
+    ///
+    /// The output placeholder keeps the schema's `"type": "object"` (every committed output
+    /// schema has it; a test checks): rmcp drops an output schema of any other type for a
+    /// legacy client, and it must treat the placeholder as it would the real schema.
+    pub fn placeholder() -> Schemas {
+        let mut output = JsonObject::new();
+        output.insert("type".into(), "object".into());
+        Schemas {
+            input: Arc::new(JsonObject::new()),
+            output,
+        }
+    }
+}
+
+/// Whether `tool` holds [`Schemas::placeholder`]; a real input schema is never empty (it
+/// names at least its `type`).
+pub fn holds_placeholder(tool: &rmcp::model::Tool) -> bool {
+    tool.input_schema.is_empty()
+}
+
+/// The same schemas as the committed JSON text, borrowed from the file.
+#[derive(Clone, Copy)]
+pub struct SchemaText {
+    pub input: &'static RawValue,
+    pub output: &'static RawValue,
+}
+
+#[derive(Deserialize)]
+struct LineText {
+    #[serde(borrow, rename = "inputSchema")]
+    input: &'static RawValue,
+    #[serde(borrow, rename = "outputSchema")]
+    output: &'static RawValue,
+}
+
+fn line_of(tool: &str) -> Option<&'static str> {
+    COMMITTED.lines().find(|line| {
         line.strip_prefix(r#"{"name":""#)
             .and_then(|rest| rest.strip_prefix(tool))
             .is_some_and(|rest| rest.starts_with('"'))
-    })?;
-    let Line { input, output } = serde_json::from_str(line).ok()?;
+    })
+}
+
+/// The committed schemas of `tool`, or `None` when the file has no (readable) line for it;
+/// the caller then derives them.
+pub fn committed(tool: &str) -> Option<Schemas> {
+    let Line { input, output } = serde_json::from_str(line_of(tool)?).ok()?;
     Some(Schemas {
         input: Arc::new(input),
         output,
     })
+}
+
+/// The committed schemas of `tool` as text, exactly as serializing [`committed`]'s trees
+/// writes them (the file is written by that serializer; a test compares), or `None` when
+/// [`committed`] would be `None`.
+pub fn committed_text(tool: &str) -> Option<SchemaText> {
+    let LineText { input, output } = serde_json::from_str(line_of(tool)?).ok()?;
+    Some(SchemaText { input, output })
 }
 
 #[cfg(test)]
@@ -115,5 +167,25 @@ mod tests {
             assert_eq!(committed.output, derived.output, "{} output", tool.name);
         }
         assert!(committed("no_such_tool").is_none());
+    }
+
+    /// The stdio encoder writes tools/list schemas from this text instead of the trees.
+    #[test]
+    fn committed_text_is_the_serialization_of_the_committed_trees() {
+        for tool in TOOLS {
+            let text = committed_text(tool.name).expect("committed");
+            let trees = committed(tool.name).expect("committed");
+            assert_eq!(
+                text.input.get(),
+                serde_json::to_string(&*trees.input).unwrap()
+            );
+            assert_eq!(
+                text.output.get(),
+                serde_json::to_string(&trees.output).unwrap()
+            );
+            assert_eq!(trees.output["type"], "object", "{}", tool.name);
+            assert!(!trees.input.is_empty(), "{}", tool.name);
+        }
+        assert!(committed_text("no_such_tool").is_none());
     }
 }
