@@ -229,6 +229,12 @@ mod tests {
         }
     }
 
+    /// A sink that hands each write to the test without ever blocking.
+    fn ungated() -> (Recorder, mpsc::Receiver<Vec<u8>>) {
+        let (writes, received) = mpsc::channel();
+        (Recorder { writes, gate: None }, received)
+    }
+
     fn recorder() -> (Recorder, mpsc::Receiver<Vec<u8>>, mpsc::Sender<()>) {
         let (writes, received) = mpsc::channel();
         let (open, gate) = mpsc::channel();
@@ -280,8 +286,7 @@ mod tests {
 
     #[test]
     fn lines_logged_before_the_writer_starts_go_out_in_its_first_write() {
-        let (writes, received) = mpsc::channel();
-        let sink = Recorder { writes, gate: None };
+        let (sink, received) = ungated();
         let (mut log, guard) = deferred(sink, 1 << 20);
         log.write_all(b"ready\n").unwrap();
         log.write_all(b"initialize\n").unwrap();
@@ -300,8 +305,7 @@ mod tests {
 
     #[test]
     fn a_process_that_ends_before_the_writer_starts_writes_its_lines_at_drop() {
-        let (writes, received) = mpsc::channel();
-        let sink = Recorder { writes, gate: None };
+        let (sink, received) = ungated();
         let (mut log, guard) = deferred(sink, 1 << 20);
         log.write_all(b"ready\n").unwrap();
         log.write_all(b"stopped\n").unwrap();
@@ -317,8 +321,7 @@ mod tests {
 
     #[test]
     fn dropping_the_guard_writes_what_is_left() {
-        let (writes, received) = mpsc::channel();
-        let sink = Recorder { writes, gate: None };
+        let (sink, received) = ungated();
         let (mut log, guard) = spawn(sink, 1 << 20).unwrap();
         log.write_all(b"last words\n").unwrap();
         drop(guard);

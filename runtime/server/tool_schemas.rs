@@ -28,14 +28,6 @@ pub struct Schemas {
     pub output: JsonObject,
 }
 
-#[derive(Deserialize)]
-struct Line {
-    #[serde(rename = "inputSchema")]
-    input: JsonObject,
-    #[serde(rename = "outputSchema")]
-    output: JsonObject,
-}
-
 impl Schemas {
     /// What a definition listed over stdio holds in place of its schemas: the stdio encoder
     /// writes the committed text there instead (`encode`), so that no value tree is built
@@ -61,19 +53,14 @@ pub fn holds_placeholder(tool: &rmcp::model::Tool) -> bool {
     tool.input_schema.is_empty()
 }
 
-/// The same schemas as the committed JSON text, borrowed from the file.
-#[derive(Clone, Copy)]
+/// A tool's committed schemas as JSON text, borrowed from the file (a line of it, read
+/// without its `name`).
+#[derive(Clone, Copy, Deserialize)]
 pub struct SchemaText {
-    pub input: &'static RawValue,
-    pub output: &'static RawValue,
-}
-
-#[derive(Deserialize)]
-struct LineText {
     #[serde(borrow, rename = "inputSchema")]
-    input: &'static RawValue,
+    pub input: &'static RawValue,
     #[serde(borrow, rename = "outputSchema")]
-    output: &'static RawValue,
+    pub output: &'static RawValue,
 }
 
 fn line_of(tool: &str) -> Option<&'static str> {
@@ -87,19 +74,18 @@ fn line_of(tool: &str) -> Option<&'static str> {
 /// The committed schemas of `tool`, or `None` when the file has no (readable) line for it;
 /// the caller then derives them.
 pub fn committed(tool: &str) -> Option<Schemas> {
-    let Line { input, output } = serde_json::from_str(line_of(tool)?).ok()?;
+    let text = committed_text(tool)?;
     Some(Schemas {
-        input: Arc::new(input),
-        output,
+        input: Arc::new(serde_json::from_str(text.input.get()).ok()?),
+        output: serde_json::from_str(text.output.get()).ok()?,
     })
 }
 
 /// The committed schemas of `tool` as text, exactly as serializing [`committed`]'s trees
 /// writes them (the file is written by that serializer; a test compares), or `None` when
-/// [`committed`] would be `None`.
+/// the file has no readable line for it.
 pub fn committed_text(tool: &str) -> Option<SchemaText> {
-    let LineText { input, output } = serde_json::from_str(line_of(tool)?).ok()?;
-    Some(SchemaText { input, output })
+    serde_json::from_str(line_of(tool)?).ok()
 }
 
 #[cfg(test)]
