@@ -7,6 +7,7 @@ pub mod complete;
 pub mod facade;
 mod generated;
 mod js_number;
+mod packed;
 pub mod search;
 
 use schemars::JsonSchema;

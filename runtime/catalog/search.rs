@@ -19,7 +19,8 @@
 use std::collections::BTreeSet;
 
 use super::generated::search_index::{
-    CJK_TEXT, NAME_WORDS, STOPWORDS, SUBSTRING_TEXT, SYNONYMS, TOKENS,
+    CJK_TEXT, IDF, NAME_WORDS, STOPWORDS, SUBSTRING_TEXT, SYNONYM_GROUPS, SYNONYM_WORDS,
+    TOKEN_HITS, TOKENS,
 };
 use super::{ACTIONS, CompactEntry, Filter, resolve};
 use serde::Serialize;
@@ -28,7 +29,7 @@ use serde::Serialize;
 pub fn substring(query: &str) -> Vec<usize> {
     let needle = query.trim().to_lowercase();
     (0..ACTIONS.len())
-        .filter(|&i| SUBSTRING_TEXT[i].contains(&needle))
+        .filter(|&i| SUBSTRING_TEXT.get(i).contains(&needle))
         .collect()
 }
 
@@ -116,7 +117,7 @@ pub fn keywords(query: &str) -> KeywordSearch {
     let mut result = KeywordSearch::default();
     for raw in query.split_whitespace() {
         let term = raw.to_lowercase();
-        if STOPWORDS.binary_search(&term.as_str()).is_ok() {
+        if STOPWORDS.position(&term).is_some() {
             continue;
         }
         if term.chars().any(is_cjk) && token(&term).is_none() {
@@ -137,13 +138,9 @@ pub fn keywords(query: &str) -> KeywordSearch {
     // Dense per-term weights (one slot per action, 0 = no hit): a few hundred bytes a term
     // instead of a tree node per hit.
     let per_term: Vec<Vec<u32>> = result.terms.iter().map(|t| term_hits(t)).collect();
-    let total = ACTIONS.len() as f64;
     let idf: Vec<f64> = per_term
         .iter()
-        .map(|hits| {
-            let found = hits.iter().filter(|w| **w > 0).count();
-            (1.0 + total / found.max(1) as f64).ln()
-        })
+        .map(|hits| IDF[hits.iter().filter(|w| **w > 0).count()])
         .collect();
 
     // Per action: how many terms it matches and their summed weight (terms added in query
@@ -208,17 +205,13 @@ fn ranked(mut scored: Vec<(usize, f64, Vec<usize>)>, terms: &[String]) -> Vec<Sc
 }
 
 fn token(term: &str) -> Option<&'static [(u16, u8)]> {
-    TOKENS
-        .binary_search_by(|(t, _)| (*t).cmp(term))
-        .ok()
-        .map(|i| TOKENS[i].1)
+    TOKENS.position(term).map(|i| TOKEN_HITS.get(i))
 }
 
-fn synonyms(term: &str) -> &'static [&'static str] {
-    SYNONYMS
-        .binary_search_by(|(w, _)| (*w).cmp(term))
-        .map(|i| SYNONYMS[i].1)
-        .unwrap_or(&[])
+/// The other words of the term's synonym groups (none when it has no group).
+fn synonyms(term: &str) -> impl Iterator<Item = &'static str> {
+    let group = SYNONYM_WORDS.position(term);
+    group.into_iter().flat_map(|i| SYNONYM_GROUPS.get(i))
 }
 
 /// `members` -> `member`, for terms whose singular is known.
@@ -234,7 +227,7 @@ fn term_hits(term: &str) -> Vec<u32> {
         hits[usize::from(action)] = u32::from(weight);
     }
     if term.chars().any(is_cjk) {
-        for (hit, text) in hits.iter_mut().zip(CJK_TEXT) {
+        for (hit, text) in hits.iter_mut().zip(CJK_TEXT.iter()) {
             if text.contains(term) {
                 *hit += CJK_SUBSTRING;
             }
@@ -300,7 +293,7 @@ fn query_words(terms: &[String]) -> BTreeSet<String> {
         let forms = std::iter::once(term.as_str()).chain(singular(term));
         for form in forms {
             words.insert(form.to_string());
-            words.extend(synonyms(form).iter().map(|s| s.to_string()));
+            words.extend(synonyms(form).map(str::to_string));
         }
     }
     words
@@ -308,13 +301,67 @@ fn query_words(terms: &[String]) -> BTreeSet<String> {
 
 /// The share of the action's name words that the query names (0.0 to 1.0).
 fn name_coverage(action: usize, words: &BTreeSet<String>) -> f64 {
-    let parts = NAME_WORDS[action];
-    if parts.is_empty() {
+    let parts = NAME_WORDS.get(action);
+    if parts.len() == 0 {
         return 0.0;
     }
-    parts.iter().filter(|p| words.contains(**p)).count() as f64 / parts.len() as f64
+    let total = parts.len() as f64;
+    parts.filter(|p| words.contains(*p)).count() as f64 / total
 }
 
 fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The weights the codegen writes are, bit for bit, what the ranking computed at run time
+    /// before it moved to build time.
+    #[test]
+    fn the_idf_table_is_the_formula_it_replaces() {
+        assert_eq!(IDF.len(), ACTIONS.len() + 1);
+        let total = ACTIONS.len() as f64;
+        for (found, weight) in IDF.iter().enumerate() {
+            let expected = (1.0 + total / found.max(1) as f64).ln();
+            assert_eq!(
+                weight.to_bits(),
+                expected.to_bits(),
+                "{found} matching actions"
+            );
+        }
+    }
+
+    /// Lookups binary-search the packed tables, so they must be sorted by bytes, unique, and
+    /// line up with their per-entry lists.
+    #[test]
+    fn the_packed_tables_are_sorted_and_aligned() {
+        for table in [&TOKENS, &SYNONYM_WORDS, &STOPWORDS] {
+            let entries: Vec<&str> = table.iter().collect();
+            assert!(entries.windows(2).all(|w| w[0] < w[1]), "{entries:?}");
+            for (i, entry) in entries.iter().enumerate() {
+                assert_eq!(table.position(entry), Some(i));
+            }
+        }
+        assert_eq!(TOKEN_HITS.len(), TOKENS.len());
+        assert_eq!(SYNONYM_GROUPS.len(), SYNONYM_WORDS.len());
+        for table in [&SUBSTRING_TEXT, &CJK_TEXT] {
+            assert_eq!(table.len(), ACTIONS.len());
+        }
+        assert_eq!(NAME_WORDS.len(), ACTIONS.len());
+        let ban = ACTIONS
+            .iter()
+            .position(|a| a.name == "set_group_ban")
+            .unwrap();
+        assert_eq!(
+            NAME_WORDS.get(ban).collect::<Vec<_>>(),
+            ["set", "group", "ban"]
+        );
+        assert!(SUBSTRING_TEXT.get(ban).starts_with("set_group_ban\n"));
+        let hits = token("ban").expect("`ban` is a token");
+        assert!(hits.iter().any(|&(action, _)| usize::from(action) == ban));
+        assert!(synonyms("ban").next().is_some(), "`ban` has synonyms");
+        assert_eq!(synonyms("no such word").count(), 0);
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::ir::Catalog;
@@ -68,59 +68,108 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
             }
         }
     }
-    let tokens = index.iter().map(|(token, hits)| {
-        let hits = hits.iter().map(|(action, weight)| {
-            let action = *action as u16;
-            quote!((#action, #weight))
-        });
-        quote!((#token, &[#(#hits),*]))
-    });
-    let token_count = index.len();
-    let synonym_rows = synonyms
-        .iter()
-        .map(|(word, group)| quote!((#word, &[#(#group),*])));
-    let synonym_count = synonyms.len();
+    let token_words = strs(index.keys().cloned());
+    let token_hits = lists(index.values().map(|hits| {
+        hits.iter()
+            .map(|(action, weight)| {
+                let action = Literal::u16_unsuffixed(*action as u16);
+                let weight = Literal::u8_unsuffixed(*weight);
+                quote!((#action, #weight))
+            })
+            .collect()
+    }));
+    let synonym_words = strs(synonyms.keys().cloned());
+    let synonym_groups = str_lists(synonyms.values().cloned());
     let mut stopwords: Vec<String> = catalog.stopwords.iter().map(|s| s.to_lowercase()).collect();
     stopwords.sort();
     stopwords.dedup();
-    let stopword_count = stopwords.len();
-    let action_count = catalog.actions.len();
-    let substring_texts = catalog.actions.iter().map(|a| {
+    let stopwords = strs(stopwords);
+    let substring_texts = strs(catalog.actions.iter().map(|a| {
         let mut text = vec![a.name.clone()];
         text.extend(a.aliases.iter().cloned());
         text.push(a.summary.clone());
         text.join("\n").to_lowercase()
-    });
-    let cjk_texts = catalog.actions.iter().map(|a| {
+    }));
+    let cjk_texts = strs(catalog.actions.iter().map(|a| {
         let category = &catalog.categories[a.category];
         let mut parts: Vec<&str> = vec![&a.summary, &category.name];
         parts.extend(a.keywords.iter().map(String::as_str));
         parts.join("\n").to_lowercase()
-    });
-    let name_words = catalog.actions.iter().map(|a| {
-        let parts = words(&a.name);
-        quote!(&[#(#parts),*])
+    }));
+    let name_words = str_lists(catalog.actions.iter().map(|a| words(&a.name)));
+    let action_count = catalog.actions.len();
+    let idf_slots = action_count + 1;
+    // The runtime's ranking weight of a term that `hits` actions match: computed here so
+    // the server needs no libm (`ln`) and loads one shared library less at start-up.
+    let idf = (0..idf_slots).map(|hits| {
+        let total = action_count as f64;
+        Literal::f64_unsuffixed((1.0 + total / hits.max(1) as f64).ln())
     });
     quote! {
-        /// Lower-cased token -> (action index, weight), sorted by token.
-        pub static TOKENS: [(&str, &[(u16, u8)]); #token_count] = [#(#tokens),*];
+        use crate::catalog::facade::*;
 
-        /// Word -> the other words of its synonym groups, sorted by word.
-        pub static SYNONYMS: [(&str, &[&str]); #synonym_count] = [#(#synonym_rows),*];
+        /// Lower-cased tokens, sorted by bytes.
+        pub static TOKENS: Strs = #token_words;
+
+        /// Per token (in [`TOKENS`] order): (action index, weight), by action index.
+        pub static TOKEN_HITS: Lists<(u16, u8)> = #token_hits;
+
+        /// Words that belong to a synonym group, sorted by bytes.
+        pub static SYNONYM_WORDS: Strs = #synonym_words;
+
+        /// Per word of [`SYNONYM_WORDS`]: the other words of its groups, sorted.
+        pub static SYNONYM_GROUPS: StrLists = #synonym_groups;
 
         /// Sorted English filler words dropped from keyword queries.
-        pub static STOPWORDS: [&str; #stopword_count] = [#(#stopwords),*];
+        pub static STOPWORDS: Strs = #stopwords;
 
         /// Per action: lower-cased name, aliases and summary (substring search).
-        pub static SUBSTRING_TEXT: [&str; #action_count] = [#(#substring_texts),*];
+        pub static SUBSTRING_TEXT: Strs = #substring_texts;
 
         /// Per action: summary, category name and keywords, for Chinese terms that are not
         /// whole tokens.
-        pub static CJK_TEXT: [&str; #action_count] = [#(#cjk_texts),*];
+        pub static CJK_TEXT: Strs = #cjk_texts;
 
         /// Per action: the words of its name (`set_group_ban` -> set, group, ban).
-        pub static NAME_WORDS: [&[&str]; #action_count] = [#(#name_words),*];
+        pub static NAME_WORDS: StrLists = #name_words;
+
+        /// By how many actions a term matches: its weight, ln(1 + actions / matches).
+        pub static IDF: [f64; #idf_slots] = [#(#idf),*];
     }
+}
+
+/// A [`Strs`] table: the strings end to end, and where each one ends.
+fn strs(items: impl IntoIterator<Item = String>) -> TokenStream {
+    let items: Vec<String> = items.into_iter().collect();
+    let ends = running_ends(items.iter().map(String::len));
+    quote!(Strs::new(concat!(#(#items),*), &[#(#ends),*]))
+}
+
+/// A [`Lists`] table from each entry's items.
+fn lists(entries: impl IntoIterator<Item = Vec<TokenStream>>) -> TokenStream {
+    let entries: Vec<Vec<TokenStream>> = entries.into_iter().collect();
+    let ends = running_ends(entries.iter().map(Vec::len));
+    let items = entries.iter().flatten();
+    quote!(Lists::new(&[#(#items),*], &[#(#ends),*]))
+}
+
+/// A [`StrLists`] table from each entry's words.
+fn str_lists(entries: impl IntoIterator<Item = Vec<String>>) -> TokenStream {
+    let entries: Vec<Vec<String>> = entries.into_iter().collect();
+    let ends = running_ends(entries.iter().map(Vec::len));
+    let words = strs(entries.into_iter().flatten());
+    quote!(StrLists::new(#words, &[#(#ends),*]))
+}
+
+/// Where each entry ends when entries of these sizes are laid end to end.
+fn running_ends(sizes: impl Iterator<Item = usize>) -> Vec<Literal> {
+    sizes
+        .scan(0usize, |end, size| {
+            *end += size;
+            let end = u32::try_from(*end).expect("a search table stays below 4 GiB");
+            Some(Literal::u32_unsuffixed(end))
+        })
+        .collect()
 }
 
 /// word -> every other word that shares a synonym group with it (sorted, deduplicated).
