@@ -12,6 +12,9 @@ const USAGE: &str = "usage: snowluma-mcp catalog list [--category ID] [--json]\n
 snowluma-mcp catalog search QUERY… [--json]   (keyword search, as search_actions match=keywords)\n       \
 snowluma-mcp catalog show NAME [--json]";
 
+/// Not inlined into [`super::dispatch`], for the same reason as `check::main`: a start-up
+/// that serves MCP should not pay for a subcommand's stack frame.
+#[inline(never)]
 pub fn main(args: &[OsString]) -> ExitCode {
     let mut words = Vec::new();
     let mut json = false;

@@ -18,6 +18,10 @@ use crate::trace::TraceContext;
 /// How long the events handshake may take.
 const EVENTS_LIMIT: Duration = Duration::from_secs(5);
 
+/// Not inlined into [`super::dispatch`]: this frame holds a runtime and its futures (about
+/// 48 KB), and inlined there it made every start-up, subcommand or not, probe and fault in a
+/// dozen stack pages.
+#[inline(never)]
 pub fn main(args: &[OsString]) -> ExitCode {
     let argv = std::iter::once(OsString::from("snowluma-mcp")).chain(args.iter().cloned());
     let mut report = Report::default();
