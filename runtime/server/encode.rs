@@ -149,7 +149,7 @@ fn write_tool(bytes: &mut Vec<u8>, tree: &Value, tool: &Tool) -> serde_json::Res
             "outputSchema" => text.output,
             _ => return Ok(false),
         };
-        bytes.extend_from_slice(raw.get().as_bytes());
+        bytes.extend_from_slice(raw.as_bytes());
         Ok(true)
     })
 }

@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use rmcp::model::JsonObject;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 /// The committed schemas: `{"name":…,"inputSchema":…,"outputSchema":…}` per line.
 static COMMITTED: &str = include_str!("tool_schemas.jsonl");
@@ -53,16 +52,24 @@ pub fn holds_placeholder(tool: &rmcp::model::Tool) -> bool {
     tool.input_schema.is_empty()
 }
 
-/// A tool's committed schemas as JSON text, borrowed from the file (a line of it, read
-/// without its `name`).
-#[derive(Clone, Copy, Deserialize)]
+/// A tool's committed schemas as JSON text: slices of its line.
+#[derive(Clone, Copy)]
 pub struct SchemaText {
-    #[serde(borrow, rename = "inputSchema")]
-    pub input: &'static RawValue,
-    #[serde(borrow, rename = "outputSchema")]
-    pub output: &'static RawValue,
+    pub input: &'static str,
+    pub output: &'static str,
 }
 
+/// What a line of the file holds besides the name, as trees.
+#[derive(Deserialize)]
+struct Line {
+    #[serde(rename = "inputSchema")]
+    input: JsonObject,
+    #[serde(rename = "outputSchema")]
+    output: JsonObject,
+}
+
+/// The start of `tool`'s line: every line is `{"name":…,"inputSchema":…,"outputSchema":…}`,
+/// written compactly in that order by the test below.
 fn line_of(tool: &str) -> Option<&'static str> {
     COMMITTED.lines().find(|line| {
         line.strip_prefix(r#"{"name":""#)
@@ -74,18 +81,29 @@ fn line_of(tool: &str) -> Option<&'static str> {
 /// The committed schemas of `tool`, or `None` when the file has no (readable) line for it;
 /// the caller then derives them.
 pub fn committed(tool: &str) -> Option<Schemas> {
-    let text = committed_text(tool)?;
+    let line: Line = serde_json::from_str(line_of(tool)?).ok()?;
     Some(Schemas {
-        input: Arc::new(serde_json::from_str(text.input.get()).ok()?),
-        output: serde_json::from_str(text.output.get()).ok()?,
+        input: Arc::new(line.input),
+        output: line.output,
     })
 }
 
 /// The committed schemas of `tool` as text, exactly as serializing [`committed`]'s trees
-/// writes them (the file is written by that serializer; a test compares), or `None` when
-/// the file has no readable line for it.
+/// writes them, or `None` when the file has no line for it.
+///
+/// The line is cut at its keys instead of parsed: a tools/list over stdio asks for this
+/// text for every tool it lists, and parsing the lines (about 20 KB of schemas in docs
+/// mode, twice) was the largest part of building the first list. A cut in the wrong place
+/// would need `,"outputSchema":` as a key inside an input schema; the tests below compare
+/// every tool's cut with the parsed trees.
 pub fn committed_text(tool: &str) -> Option<SchemaText> {
-    serde_json::from_str(line_of(tool)?).ok()
+    let schemas = line_of(tool)?
+        .strip_prefix(r#"{"name":""#)?
+        .strip_prefix(tool)?
+        .strip_prefix(r#"","inputSchema":"#)?
+        .strip_suffix('}')?;
+    let (input, output) = schemas.split_once(r#","outputSchema":"#)?;
+    Some(SchemaText { input, output })
 }
 
 #[cfg(test)]
@@ -161,14 +179,8 @@ mod tests {
         for tool in TOOLS {
             let text = committed_text(tool.name).expect("committed");
             let trees = committed(tool.name).expect("committed");
-            assert_eq!(
-                text.input.get(),
-                serde_json::to_string(&*trees.input).unwrap()
-            );
-            assert_eq!(
-                text.output.get(),
-                serde_json::to_string(&trees.output).unwrap()
-            );
+            assert_eq!(text.input, serde_json::to_string(&*trees.input).unwrap());
+            assert_eq!(text.output, serde_json::to_string(&trees.output).unwrap());
             assert_eq!(trees.output["type"], "object", "{}", tool.name);
             assert!(!trees.input.is_empty(), "{}", tool.name);
         }
