@@ -14,12 +14,13 @@
 //!   same stream frames from the same fake and doing the server's work on each (JSON, base64,
 //!   SHA-256, a buffered file write).
 //!
-//! The query_action figures are measured twice: as the machine schedules the three processes
-//! (driver, server, fake SnowLuma) on all its CPUs, and again with every process of the run
-//! held on one CPU. Spread over CPUs, each call crosses between CPUs, and waking an idle CPU
-//! costs tens of microseconds on some virtual machines (measured on the 2-core bench machine:
-//! 35-45 us a wake), while the raw client and the fake often share a CPU and skip that cost.
-//! On one CPU no call waits for a wake, so the ratio there is the server's own work per call.
+//! The docs-call and query_action figures are measured twice: as the machine schedules the
+//! processes (driver, server or echo, fake SnowLuma) on all its CPUs, and again with every
+//! process of the run held on one CPU. Spread over CPUs, each call crosses between CPUs, and
+//! waking an idle CPU costs tens of microseconds on some virtual machines (measured on the
+//! 2-core bench machine: 35-45 us a wake), while a baseline and its peer often share a CPU and
+//! skip that cost. On one CPU no call waits for a wake, so the ratio there is the server's own
+//! work per call.
 //!
 //! Replies are matched by their id prefix and not parsed, so the driver's JSON work does not
 //! count against either side (the first reply of each kind is checked in full). Loopback
@@ -143,7 +144,8 @@ fn cold_start(server: &Path, echo: &Path, starts: usize, rows: &mut Vec<Row>) {
     ));
 }
 
-fn docs_calls(server: &Path, echo: &Path, calls: usize, rows: &mut Vec<Row>) -> f64 {
+/// `label` is appended to each figure's name (the one-CPU pass marks its rows with it).
+fn docs_calls(server: &Path, echo: &Path, calls: usize, label: &str, rows: &mut Vec<Row>) -> f64 {
     let tools: [(&str, &str, Value); 6] = [
         ("list_actions {}", "list_actions", json!({})),
         (
@@ -168,10 +170,14 @@ fn docs_calls(server: &Path, echo: &Path, calls: usize, rows: &mut Vec<Row>) -> 
     let mut floor = Peer::spawn(echo, &[]);
     initialize(&mut ours, "bench");
     initialize(&mut floor, "bench");
-    for (label, name, args) in tools {
+    for (tool_label, name, args) in tools {
         let params = json!({ "name": name, "arguments": args });
         let first = ours.full("tools/call", &params);
-        assert_eq!(first["result"]["isError"], json!(false), "{label}: {first}");
+        assert_eq!(
+            first["result"]["isError"],
+            json!(false),
+            "{tool_label}: {first}"
+        );
         let size = ours.request("tools/call", &params).len();
         let pad = json!({ "pad": size });
         let (mut o, mut f) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
@@ -187,7 +193,7 @@ fn docs_calls(server: &Path, echo: &Path, calls: usize, rows: &mut Vec<Row>) -> 
         }
         let ((om, op), (fm, _)) = (stats(&mut o), stats(&mut f));
         rows.push(row(
-            format!("{label}, median (p99), {size} B reply"),
+            format!("{tool_label}, median (p99), {size} B reply{label}"),
             format!("echo {fm:.1} us"),
             format!("{om:.1} us ({op:.0})"),
             om / fm,
@@ -527,10 +533,11 @@ fn main() {
     }
     let mut rows = Vec::new();
     cold_start(&server, &echo, opts.starts, &mut rows);
-    let docs_rss = docs_calls(&server, &echo, opts.calls, &mut rows);
+    let docs_rss = docs_calls(&server, &echo, opts.calls, "", &mut rows);
     let read_rss = query_action(&server, &fake, &opts, "", &mut rows);
     download(&server, &fake, &mut rows);
     on_one_cpu(|| {
+        docs_calls(&server, &echo, opts.calls, ", one CPU", &mut rows);
         query_action(&server, &fake, &opts, ", one CPU", &mut rows);
     });
     let calls = opts.calls + opts.concurrent + 101;
