@@ -9,40 +9,54 @@
 //!   echo is asked to pad its reply to the byte length of the server's reply;
 //! - query_action: a raw keep-alive HTTP/1.1 client over `std::net::TcpStream` sending the
 //!   request the server sends (same body and headers) to the same fake SnowLuma; 16 threads
-//!   with their own connections for the concurrent figure;
+//!   with their own connections for the concurrent figure. Beside it, `stdio_relay`, a native
+//!   stdio peer that makes that same HTTP call for each tool call and does nothing else (one
+//!   worker for the sequential figure, 16 with their own connections for the concurrent one):
+//!   the relay against raw HTTP is what the stdio hop alone costs on this machine, whatever
+//!   the server behind it does, and the server against the relay is what its own work adds;
 //! - download throughput: a native client (examples/support/direct_download.rs) reading the
 //!   same stream frames from the same fake and doing the server's work on each (JSON, base64,
 //!   SHA-256, a buffered file write).
 //!
-//! The docs-call and query_action figures are measured twice: as the machine schedules the
-//! processes (driver, server or echo, fake SnowLuma) on all its CPUs, and again with every
-//! process of the run held on one CPU. Spread over CPUs, each call crosses between CPUs, and
-//! waking an idle CPU costs tens of microseconds on some virtual machines (measured on the
-//! 2-core bench machine: 35-45 us a wake), while a baseline and its peer often share a CPU and
-//! skip that cost. On one CPU no call waits for a wake, so the ratio there is the server's own
-//! work per call.
+//! Where the processes run changes the small calls' figures several times over, so they are
+//! measured under more than one placement (support/cpus.rs):
+//! - as the machine schedules the processes (driver, server or floor, fake SnowLuma) on all its
+//!   CPUs. A call whose two ends are on different CPUs waits for the idle one to wake, which
+//!   costs tens of microseconds on some virtual machines (measured on the 2-core bench machine:
+//!   35-45 us a wake), while two processes on one CPU hand over directly. The scheduler keeps a
+//!   process near the CPU it last ran on, so one peer may share the driver's CPU for a whole
+//!   pass and another may not. Each docs row says, for both sides, after what share of the
+//!   calls (one in ten sampled, untimed) the peer had last run on the driver's CPU;
+//! - docs calls with the CPUs apart: the driver on one CPU, the server and the echo on another,
+//!   so every call of either side crosses between CPUs;
+//! - docs and query_action calls with every process held on one CPU, so no call waits for a
+//!   wake and the ratio is the server's own work per call.
 //!
 //! Replies are matched by their id prefix and not parsed, so the driver's JSON work does not
 //! count against either side (the first reply of each kind is checked in full). Loopback
 //! only; every loop is bounded and every child is stopped at the end.
 
+#[path = "support/cpus.rs"]
+mod cpus;
 #[path = "support/direct_download.rs"]
 mod direct_download;
+#[path = "support/direct_http.rs"]
+mod direct_http;
 #[path = "support/peer.rs"]
 mod peer;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use cpus::{Placement, beside_driver};
+use direct_http::Direct;
 use peer::{Peer, initialize, release_dir};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "bench-token-4f1c9e";
 const IN_FLIGHT: usize = 16;
-const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 /// The TypeScript server is not published on npm (`npm view @snowluma/mcp` answers 404), so
 /// its column cannot be measured; scripts/bench.sh says so.
 const TS: &str = "n/a";
@@ -144,8 +158,46 @@ fn cold_start(server: &Path, echo: &Path, starts: usize, rows: &mut Vec<Row>) {
     ));
 }
 
-/// `label` is appended to each figure's name (the one-CPU pass marks its rows with it).
-fn docs_calls(server: &Path, echo: &Path, calls: usize, label: &str, rows: &mut Vec<Row>) -> f64 {
+/// Every this many calls (after timing it), the driver reads whether the peer ran on its CPU.
+const PLACEMENT_SAMPLE: usize = 10;
+
+/// Of the calls sampled, the percentage after which the peer had last run on the driver's CPU.
+#[derive(Default)]
+struct Beside {
+    sampled: u32,
+    beside: u32,
+}
+
+impl Beside {
+    fn sample(&mut self, pid: u32) {
+        if let Some(beside) = beside_driver(pid) {
+            self.sampled += 1;
+            self.beside += u32::from(beside);
+        }
+    }
+
+    /// ", 93% beside" (the peer shared the driver's CPU after 93% of the sampled calls).
+    fn label(&self) -> String {
+        match self.sampled {
+            0 => String::new(),
+            n => format!(
+                ", {:.0}% beside",
+                100.0 * f64::from(self.beside) / f64::from(n)
+            ),
+        }
+    }
+}
+
+/// `label` is appended to each figure's name (a placed pass marks its rows with it);
+/// `placement`, when given, decides where the server, the echo and the driver run.
+fn docs_calls(
+    server: &Path,
+    echo: &Path,
+    calls: usize,
+    label: &str,
+    placement: Option<&Placement>,
+    rows: &mut Vec<Row>,
+) -> f64 {
     let tools: [(&str, &str, Value); 6] = [
         ("list_actions {}", "list_actions", json!({})),
         (
@@ -166,8 +218,10 @@ fn docs_calls(server: &Path, echo: &Path, calls: usize, label: &str, rows: &mut 
         ("list_categories", "list_categories", json!({})),
         ("get_runtime_info", "get_runtime_info", json!({})),
     ];
+    placement.map(Placement::before_spawn);
     let mut ours = Peer::spawn(server, &[DEFAULT_LOG]);
     let mut floor = Peer::spawn(echo, &[]);
+    placement.map(Placement::after_spawn);
     initialize(&mut ours, "bench");
     initialize(&mut floor, "bench");
     for (tool_label, name, args) in tools {
@@ -181,8 +235,9 @@ fn docs_calls(server: &Path, echo: &Path, calls: usize, label: &str, rows: &mut 
         let size = ours.request("tools/call", &params).len();
         let pad = json!({ "pad": size });
         let (mut o, mut f) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+        let (mut ours_beside, mut floor_beside) = (Beside::default(), Beside::default());
         // Alternating call by call, so a burst of load on the machine hits both alike.
-        for _ in 0..calls {
+        for call in 0..calls {
             let began = Instant::now();
             ours.request("tools/call", &params);
             o.push(began.elapsed());
@@ -190,12 +245,16 @@ fn docs_calls(server: &Path, echo: &Path, calls: usize, label: &str, rows: &mut 
             let len = floor.request("tools/call", &pad).len();
             f.push(began.elapsed());
             debug_assert_eq!(len, size);
+            if call % PLACEMENT_SAMPLE == 0 {
+                ours_beside.sample(ours.pid());
+                floor_beside.sample(floor.pid());
+            }
         }
         let ((om, op), (fm, _)) = (stats(&mut o), stats(&mut f));
         rows.push(row(
             format!("{tool_label}, median (p99), {size} B reply{label}"),
-            format!("echo {fm:.1} us"),
-            format!("{om:.1} us ({op:.0})"),
+            format!("echo {fm:.1} us{}", floor_beside.label()),
+            format!("{om:.1} us ({op:.0}){}", ours_beside.label()),
             om / fm,
             "<= 2x",
         ));
@@ -245,65 +304,11 @@ impl Fake {
     }
 }
 
-/// A raw HTTP/1.1 keep-alive client sending what the server sends for query_action.
-struct Direct {
-    stream: BufReader<TcpStream>,
-    request: Vec<u8>,
-    body: Vec<u8>,
-}
-
-impl Direct {
-    fn connect(port: u16) -> Direct {
-        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to the fake");
-        stream.set_nodelay(true).expect("nodelay");
-        let body = br#"{"action":"get_login_info","params":{}}"#;
-        let mut request = format!(
-            "POST / HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n\
-             traceparent: {TRACEPARENT}\r\nauthorization: Bearer {TOKEN}\r\naccept: */*\r\n\
-             content-length: {}\r\n\r\n",
-            body.len()
-        )
-        .into_bytes();
-        request.extend_from_slice(body);
-        Direct {
-            stream: BufReader::new(stream),
-            request,
-            body: Vec::new(),
-        }
-    }
-
-    /// One call; the body is left in `self.body`.
-    fn call(&mut self) {
-        self.stream
-            .get_mut()
-            .write_all(&self.request)
-            .expect("send");
-        let mut length = None;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            let n = self.stream.read_line(&mut line).expect("read head");
-            assert!(n > 0, "the fake closed the connection");
-            let text = line.trim_end();
-            if text.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = text.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse::<usize>().ok();
-            }
-        }
-        let length = length.expect("the fake answers with a content-length");
-        self.body.resize(length, 0);
-        self.stream.read_exact(&mut self.body).expect("read body");
-    }
-}
-
 /// `label` is appended to each figure's name (the one-CPU pass marks its rows with it).
 fn query_action(
     server: &Path,
     fake: &Path,
+    relay: &Path,
     opts: &Options,
     label: &str,
     rows: &mut Vec<Row>,
@@ -326,25 +331,50 @@ fn query_action(
         first["result"]["structuredContent"]["diagnostics"]["outcome"], "success",
         "{first}"
     );
-    let mut direct = Direct::connect(fake.port);
+    let size = ours.request("tools/call", &params).len();
+    let pad = json!({ "pad": size });
+    let relay_args = |workers: usize| {
+        let port = fake.port.to_string();
+        Peer::spawn_args(
+            relay,
+            &[
+                "--port",
+                &port,
+                "--token",
+                TOKEN,
+                "--workers",
+                &workers.to_string(),
+            ],
+        )
+    };
+    let mut hop = relay_args(1);
+    initialize(&mut hop, "bench");
+    let mut direct = Direct::connect(fake.port, TOKEN);
     direct.call();
     let envelope: Value = serde_json::from_slice(&direct.body).expect("envelope");
     assert_eq!(envelope["retcode"], 0, "{envelope}");
     for _ in 0..100 {
         ours.request("tools/call", &params);
+        hop.request("tools/call", &pad);
         direct.call();
     }
 
-    let (mut o, mut f) = (Vec::new(), Vec::new());
+    // Alternating call by call, so a burst of load on the machine hits all three alike.
+    let (mut o, mut h, mut f) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..opts.calls {
         let began = Instant::now();
         ours.request("tools/call", &params);
         o.push(began.elapsed());
         let began = Instant::now();
+        let len = hop.request("tools/call", &pad).len();
+        h.push(began.elapsed());
+        debug_assert_eq!(len, size);
+        let began = Instant::now();
         direct.call();
         f.push(began.elapsed());
     }
-    let ((om, op), (fm, fp)) = (stats(&mut o), stats(&mut f));
+    hop.close();
+    let ((om, op), (hm, hp), (fm, fp)) = (stats(&mut o), stats(&mut h), stats(&mut f));
     rows.push(row(
         format!("query_action, sequential median{label}"),
         format!("raw HTTP {fm:.1} us"),
@@ -353,8 +383,22 @@ fn query_action(
         "<= 1.5x",
     ));
     rows.push(row(
+        format!("  the stdio hop alone: relay, sequential median{label}"),
+        format!("raw HTTP {fm:.1} us"),
+        format!("relay {hm:.1} us"),
+        hm / fm,
+        "(floor)",
+    ));
+    rows.push(row(
+        format!("  query_action against the relay{label}"),
+        format!("relay {hm:.1} us"),
+        format!("{om:.1} us"),
+        om / hm,
+        "-",
+    ));
+    rows.push(row(
         format!("query_action, p99 / median{label}"),
-        format!("raw HTTP p99 {fp:.1} us"),
+        format!("relay {:.2}x, raw HTTP {:.2}x", hp / hm, fp / fm),
         format!("p99 {op:.1} us"),
         op / om,
         "<= 4x",
@@ -362,22 +406,11 @@ fn query_action(
 
     // 16 in flight on the one stdio connection, ids pipelined.
     let total = opts.concurrent;
-    let began = Instant::now();
-    let mut sent = 0;
-    while sent < IN_FLIGHT.min(total) {
-        ours.send("tools/call", &params);
-        sent += 1;
-    }
-    ours.flush();
-    for _ in 0..total {
-        ours.read_reply();
-        if sent < total {
-            ours.send("tools/call", &params);
-            ours.flush();
-            sent += 1;
-        }
-    }
-    let our_rate = total as f64 / began.elapsed().as_secs_f64();
+    let our_rate = pipelined(&mut ours, &params, total);
+    let mut hop = relay_args(IN_FLIGHT);
+    initialize(&mut hop, "bench");
+    let relay_rate = pipelined(&mut hop, &pad, total);
+    hop.close();
 
     // 16 raw connections, one thread each.
     let per_thread = total.div_ceil(IN_FLIGHT);
@@ -386,7 +419,7 @@ fn query_action(
     let threads: Vec<_> = (0..IN_FLIGHT)
         .map(|_| {
             std::thread::spawn(move || {
-                let mut client = Direct::connect(port);
+                let mut client = Direct::connect(port, TOKEN);
                 for _ in 0..per_thread {
                     client.call();
                 }
@@ -404,10 +437,37 @@ fn query_action(
         our_rate / direct_rate,
         ">= 0.9x",
     ));
+    rows.push(row(
+        format!("  the stdio hop alone: relay, 16 workers, 16 in flight{label}"),
+        format!("16 raw conns {direct_rate:.0}/s"),
+        format!("relay {relay_rate:.0}/s"),
+        relay_rate / direct_rate,
+        "(floor)",
+    ));
     let rss = ours.peak_rss_mib();
     ours.close();
     fake.stop();
     rss
+}
+
+/// Calls per second with `IN_FLIGHT` requests pipelined on the peer's one stdio connection.
+fn pipelined(peer: &mut Peer, params: &Value, total: usize) -> f64 {
+    let began = Instant::now();
+    let mut sent = 0;
+    while sent < IN_FLIGHT.min(total) {
+        peer.send("tools/call", params);
+        sent += 1;
+    }
+    peer.flush();
+    for _ in 0..total {
+        peer.read_reply();
+        if sent < total {
+            peer.send("tools/call", params);
+            peer.flush();
+            sent += 1;
+        }
+    }
+    total as f64 / began.elapsed().as_secs_f64()
 }
 
 /// The downloaded file's size; 64 MiB takes a few tenths of a second each way.
@@ -494,38 +554,14 @@ fn download(server: &Path, fake: &Path, rows: &mut Vec<Row>) {
     fake.stop();
 }
 
-/// Runs `pass` with this thread (and so every process and thread it starts) held on the first
-/// CPU it may use, then lets it use all of them again. Without the affinity calls (not Linux,
-/// or refused) the pass is skipped and the table says so by leaving its rows out.
-fn on_one_cpu(pass: impl FnOnce()) {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
-        let Ok(all) = sched_getaffinity(None) else {
-            return;
-        };
-        let Some(first) = (0..CpuSet::MAX_CPU).find(|cpu| all.is_set(*cpu)) else {
-            return;
-        };
-        let mut one = CpuSet::new();
-        one.set(first);
-        if sched_setaffinity(None, &one).is_err() {
-            return;
-        }
-        pass();
-        sched_setaffinity(None, &all).expect("restore the CPU affinity");
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = pass;
-}
-
 fn main() {
     let opts = options();
     let dir = release_dir();
     let server = dir.join("snowluma-mcp");
     let echo = dir.join("examples/stdio_echo");
     let fake = dir.join("examples/fake_snowluma");
-    for binary in [&server, &echo, &fake] {
+    let relay = dir.join("examples/stdio_relay");
+    for binary in [&server, &echo, &fake, &relay] {
         assert!(
             binary.exists(),
             "missing {binary:?}: run `cargo build --release --examples --bins` first"
@@ -533,13 +569,20 @@ fn main() {
     }
     let mut rows = Vec::new();
     cold_start(&server, &echo, opts.starts, &mut rows);
-    let docs_rss = docs_calls(&server, &echo, opts.calls, "", &mut rows);
-    let read_rss = query_action(&server, &fake, &opts, "", &mut rows);
+    let docs_rss = docs_calls(&server, &echo, opts.calls, "", None, &mut rows);
+    let read_rss = query_action(&server, &fake, &relay, &opts, "", &mut rows);
     download(&server, &fake, &mut rows);
-    on_one_cpu(|| {
-        docs_calls(&server, &echo, opts.calls, ", one CPU", &mut rows);
-        query_action(&server, &fake, &opts, ", one CPU", &mut rows);
-    });
+    if let Some(apart) = Placement::apart() {
+        let label = ", CPUs apart";
+        docs_calls(&server, &echo, opts.calls, label, Some(&apart), &mut rows);
+    }
+    if let Some(one) = Placement::one_cpu() {
+        let label = ", one CPU";
+        docs_calls(&server, &echo, opts.calls, label, Some(&one), &mut rows);
+        // query_action starts its processes as it goes; they all stay on this one CPU.
+        one.before_spawn();
+        query_action(&server, &fake, &relay, &opts, label, &mut rows);
+    }
     let calls = opts.calls + opts.concurrent + 101;
     rows.push(Row {
         figure: "peak RSS, docs calls".into(),

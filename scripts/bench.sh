@@ -4,8 +4,9 @@
 # The main figure is ONE table of ratios from examples/bench_driver.rs: our release server
 # against native baselines run in the same invocation (a Rust stdio echo padded to each reply's
 # size; a raw keep-alive Rust HTTP client against the same fake SnowLuma, 16 connections for
-# the concurrent figure, again with every process on one CPU; a native client reading the same
-# download frames). The TypeScript server @snowluma/mcp is not on npm (checked
+# the concurrent figure; a native stdio relay making that same HTTP call behind a stdio hop, to
+# show what the hop alone costs; a native client reading the same download frames). The docs
+# and query_action rows are measured again with every process on one CPU. The TypeScript server @snowluma/mcp is not on npm (checked
 # 2026-12-01), so its column reads n/a; the bench itself talks only to loopback.
 #
 # Usage: scripts/bench.sh [--all] [bench_driver options]

@@ -38,14 +38,23 @@ impl Peer {
         Peer::spawn_with(binary, env, Stdio::null())
     }
 
+    /// Spawns `binary` with command-line arguments and stderr discarded.
+    pub fn spawn_args(binary: &Path, args: &[&str]) -> Peer {
+        let mut command = Command::new(binary);
+        command.args(args).stderr(Stdio::null());
+        Peer::start(command, &[])
+    }
+
     /// Spawns `binary` with only `env` among the `SNOWLUMA_MCP_*` variables (plus a quiet log
     /// filter unless `env` sets one) and stderr going to `stderr`.
     pub fn spawn_with(binary: &Path, env: &[(&str, &str)], stderr: Stdio) -> Peer {
         let mut command = Command::new(binary);
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr);
+        command.stderr(stderr);
+        Peer::start(command, env)
+    }
+
+    fn start(mut command: Command, env: &[(&str, &str)]) -> Peer {
+        command.stdin(Stdio::piped()).stdout(Stdio::piped());
         for (key, _) in std::env::vars() {
             if key.starts_with("SNOWLUMA_MCP_") {
                 command.env_remove(key);
@@ -57,7 +66,7 @@ impl Peer {
         }
         let mut child = command
             .spawn()
-            .unwrap_or_else(|e| panic!("{binary:?}: {e}"));
+            .unwrap_or_else(|e| panic!("{:?}: {e}", command.get_program()));
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("stdout"));
         Peer {
