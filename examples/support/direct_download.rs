@@ -2,7 +2,9 @@
 //! `download_file_stream`, over one blocking HTTP/1.1 connection to the same fake SnowLuma, with
 //! the work the server does for each frame and nothing else: the chunked body decoded, frames
 //! split on `\r\n\r\n` and parsed as JSON, each chunk's base64 decoded (in place, with the
-//! server's decoder), hashed with SHA-256 and written to a file through a 1 MiB buffer.
+//! server's decoder), hashed with SHA-256 and written to a file through a 1 MiB buffer; then
+//! (`commit`) what the server does before it answers: the data fsynced, the file given its
+//! final name by a hard link, the temporary name removed, the directory fsynced.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -16,6 +18,8 @@ const DELIMITER: &[u8] = b"\r\n\r\n";
 
 /// What one download wrote.
 pub struct Downloaded {
+    /// The file written, flushed but not yet synced.
+    pub file: File,
     pub bytes: u64,
     pub chunks: u64,
     pub frames: u64,
@@ -62,12 +66,7 @@ pub fn download(port: u16, token: &str, file: &str, chunk_size: usize, path: &Pa
 
     let mut out = BufWriter::with_capacity(1 << 20, File::create(path).expect("create"));
     let mut hasher = Sha256::new();
-    let mut done = Downloaded {
-        bytes: 0,
-        chunks: 0,
-        frames: 0,
-        sha256: String::new(),
-    };
+    let (mut written, mut chunks, mut frame_count) = (0, 0, 0);
     let mut frames = Vec::new();
     let mut scanned = 0;
     let mut finished = false;
@@ -89,7 +88,7 @@ pub fn download(port: u16, token: &str, file: &str, chunk_size: usize, path: &Pa
             let mut frame: Value = serde_json::from_slice(&frames[taken..end]).expect("frame");
             taken = end + DELIMITER.len();
             scanned = taken;
-            done.frames += 1;
+            frame_count += 1;
             assert_eq!(frame["retcode"], 0, "a failed frame: {frame}");
             let data = &frame["data"];
             let stream = data["type"] == "stream";
@@ -104,8 +103,8 @@ pub fn download(port: u16, token: &str, file: &str, chunk_size: usize, path: &Pa
                         .expect("base64");
                     hasher.update(&*decoded);
                     out.write_all(decoded).expect("write");
-                    done.bytes += decoded.len() as u64;
-                    done.chunks += 1;
+                    written += decoded.len() as u64;
+                    chunks += 1;
                 }
                 (true, false) => {}
                 (false, _) => {
@@ -118,13 +117,28 @@ pub fn download(port: u16, token: &str, file: &str, chunk_size: usize, path: &Pa
         frames.drain(..taken);
         scanned = (scanned - taken).max(frames.len().saturating_sub(DELIMITER.len() - 1));
     }
-    out.flush().expect("flush");
-    done.sha256 = hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    done
+    Downloaded {
+        file: out.into_inner().expect("flush"),
+        bytes: written,
+        chunks,
+        frames: frame_count,
+        sha256: hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    }
+}
+
+/// Makes the downloaded file durable under `target`, as the server does before it answers.
+pub fn commit(done: &Downloaded, written: &Path, target: &Path) {
+    done.file.sync_all().expect("fsync the data");
+    std::fs::hard_link(written, target).expect("link the final name");
+    std::fs::remove_file(written).expect("remove the temporary name");
+    let dir = target.parent().expect("a directory");
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .expect("fsync the directory");
 }
 
 /// Where the next delimiter starts, found with memchr as the server's frame reader does.
