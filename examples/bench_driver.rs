@@ -25,8 +25,9 @@
 //!   costs tens of microseconds on some virtual machines (measured on the 2-core bench machine:
 //!   35-45 us a wake), while two processes on one CPU hand over directly. The scheduler keeps a
 //!   process near the CPU it last ran on, so one peer may share the driver's CPU for a whole
-//!   pass and another may not. Each docs row says, for both sides, after what share of the
-//!   calls (one in ten sampled, untimed) the peer had last run on the driver's CPU;
+//!   pass and another may not (there, the server was kept apart and the echo beside in nearly
+//!   every pass, whichever was started first). Each docs row says, for both sides, after what
+//!   share of the calls (one in ten sampled, untimed) the peer had last run on the driver's CPU;
 //! - docs calls with the CPUs apart: the driver on one CPU, the server and the echo on another,
 //!   so every call of either side crosses between CPUs;
 //! - docs and query_action calls with every process held on one CPU, so no call waits for a
@@ -333,7 +334,7 @@ fn query_action(
     );
     let size = ours.request("tools/call", &params).len();
     let pad = json!({ "pad": size });
-    let relay_args = |workers: usize| {
+    let spawn_relay = |workers: usize| {
         let port = fake.port.to_string();
         Peer::spawn_args(
             relay,
@@ -347,7 +348,7 @@ fn query_action(
             ],
         )
     };
-    let mut hop = relay_args(1);
+    let mut hop = spawn_relay(1);
     initialize(&mut hop, "bench");
     let mut direct = Direct::connect(fake.port, TOKEN);
     direct.call();
@@ -407,7 +408,7 @@ fn query_action(
     // 16 in flight on the one stdio connection, ids pipelined.
     let total = opts.concurrent;
     let our_rate = pipelined(&mut ours, &params, total);
-    let mut hop = relay_args(IN_FLIGHT);
+    let mut hop = spawn_relay(IN_FLIGHT);
     initialize(&mut hop, "bench");
     let relay_rate = pipelined(&mut hop, &pad, total);
     hop.close();
