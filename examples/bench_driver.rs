@@ -25,8 +25,8 @@
 //!   costs tens of microseconds on some virtual machines (measured on the 2-core bench machine:
 //!   35-45 us a wake), while two processes on one CPU hand over directly. The scheduler keeps a
 //!   process near the CPU it last ran on, so one peer may share the driver's CPU for a whole
-//!   pass and another may not (there, the server was kept apart and the echo beside in nearly
-//!   every pass, whichever was started first). Each docs row says, for both sides, after what
+//!   pass and another may not (there, the server was kept apart and the echo beside in most
+//!   passes, whichever was started first). Each docs row says, for both sides, after what
 //!   share of the calls (one in ten sampled, untimed) the peer had last run on the driver's CPU;
 //! - docs calls with the CPUs apart: the driver on one CPU, the server and the echo on another,
 //!   so every call of either side crosses between CPUs;
