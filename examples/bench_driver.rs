@@ -133,25 +133,31 @@ fn row(
     }
 }
 
+/// The echo is asked to pad its tools/list reply to the size of the server's, as for the docs
+/// calls (its initialize reply stays a few hundred bytes shorter).
 fn cold_start(server: &Path, echo: &Path, starts: usize, rows: &mut Vec<Row>) {
-    let once = |binary: &Path| {
+    let once = |binary: &Path, params: &Value| {
         let began = Instant::now();
         let mut peer = Peer::spawn(binary, &[DEFAULT_LOG]);
         initialize(&mut peer, "bench");
-        peer.request("tools/list", &json!({}));
+        let size = peer.request("tools/list", params).len();
         let took = began.elapsed();
         peer.close();
-        took
+        (took, size)
     };
+    let (_, size) = once(server, &json!({}));
+    let pad = json!({ "pad": size });
     let (mut ours, mut floor) = (Vec::new(), Vec::new());
     for _ in 0..starts {
-        floor.push(once(echo));
-        ours.push(once(server));
+        let (took, echoed) = once(echo, &pad);
+        debug_assert_eq!(echoed, size);
+        floor.push(took);
+        ours.push(once(server, &json!({})).0);
     }
     let (o, _) = stats(&mut ours);
     let (f, _) = stats(&mut floor);
     rows.push(row(
-        "cold start: spawn -> initialize -> tools/list (median)",
+        format!("cold start: spawn -> initialize -> tools/list (median), {size} B list"),
         format!("echo {:.2} ms", f / 1000.0),
         format!("{:.2} ms", o / 1000.0),
         o / f,
