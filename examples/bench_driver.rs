@@ -405,7 +405,11 @@ fn query_action(
     ));
     rows.push(row(
         format!("query_action, p99 / median{label}"),
-        format!("relay {:.2}x, raw HTTP {:.2}x", hp / hm, fp / fm),
+        format!(
+            "relay {:.2}x, raw HTTP {:.2}x (their own)",
+            hp / hm,
+            fp / fm
+        ),
         format!("p99 {op:.1} us"),
         op / om,
         "<= 4x",
