@@ -225,10 +225,14 @@ fn docs_calls(
         ("list_categories", "list_categories", json!({})),
         ("get_runtime_info", "get_runtime_info", json!({})),
     ];
-    placement.map(Placement::before_spawn);
+    if let Some(placement) = placement {
+        placement.before_spawn();
+    }
     let mut ours = Peer::spawn(server, &[DEFAULT_LOG]);
     let mut floor = Peer::spawn(echo, &[]);
-    placement.map(Placement::after_spawn);
+    if let Some(placement) = placement {
+        placement.after_spawn();
+    }
     initialize(&mut ours, "bench");
     initialize(&mut floor, "bench");
     for (tool_label, name, args) in tools {

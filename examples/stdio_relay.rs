@@ -29,10 +29,10 @@ fn usage() -> ! {
     std::process::exit(2);
 }
 
-/// One call to the fake, then the reply line. Panics when the fake's envelope is not a success,
-/// so a broken run cannot print a figure.
+/// For a `tools/call` request, one call to the fake; then the reply line. Panics when the
+/// fake's envelope is not a success, so a broken run cannot print a figure.
 fn relay(client: &mut Direct, message: &Value) -> Option<String> {
-    if message["method"] != "initialize" && message.get("id").is_some() {
+    if message["method"] == "tools/call" && message.get("id").is_some() {
         client.call();
         let envelope: Value = serde_json::from_slice(&client.body).expect("the fake's envelope");
         assert_eq!(envelope["retcode"], 0, "{envelope}");
