@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 #: Every built-in tool's schemas, as the server commits and serves them.
-COMMITTED = Path(__file__).resolve().parents[2] / "runtime" / "server" / "tool_schemas.jsonl"
+COMMITTED = Path(__file__).resolve().parents[2] / "runtime" / "server" / "snapshots" / "tool_schemas.snap.jsonl"
 
 
 @cache
