@@ -16,6 +16,7 @@ use std::time::Duration;
 use fake_snowluma::{FakeSnowLuma, Fault};
 use raw_client::{RawServer, assert_valid, modern_meta, structured, wait_until};
 use serde_json::{Value, json};
+use snowluma_mcp::tasks::test_knobs::TASK_WRITE_HOLD_VAR;
 use task_stdio::{
     Dirs, TASKS_EXT, assert_no_replay, get, list_tasks, poll_until_done, spawn, start, start_id,
     tasks_meta, tool_names, wait_for_waiting,
@@ -258,7 +259,11 @@ async fn sigterm_cancels_background_transfers_and_saves_their_final_state_before
     let file = fake.add_generated_file("term.bin", 200_000, 4);
     fake.set_fault(Some("download_file_stream"), Fault::StallBody);
     let dirs = Dirs::new("sigterm");
-    let mut server = spawn(&fake, &dirs, &[]);
+    // The test-only slow disk (see below).
+    let hold = dirs.root.join("hold");
+    let held = dirs.root.join("hold.waiting");
+    let hold_var = hold.to_string_lossy().to_string();
+    let mut server = spawn(&fake, &dirs, &[(TASK_WRITE_HOLD_VAR, hold_var.as_str())]);
     let args = json!({ "action": "download_file_stream", "params": { "file": file } });
     // Two transfers hold both slots (the shipped SNOWLUMA_MCP_MAX_STREAMS=2); the third task
     // waits for one.
@@ -273,11 +278,17 @@ async fn sigterm_cancels_background_transfers_and_saves_their_final_state_before
     assert_eq!(fake.requests_for("download_file_stream").len(), 2);
     wait_for_waiting(&mut server, 10, &ids, 1).await;
 
+    // The disk stalls as the signal arrives, so the final records are still being written
+    // when the transfers have stopped: the exit must wait for them (within its drain bound).
+    std::fs::write(&hold, b"").unwrap();
     let status = std::process::Command::new("kill")
         .args(["-TERM", &server.pid().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
+    wait_until(Duration::from_secs(30), || held.exists()).await;
+    assert!(held.exists(), "no final record was written");
+    std::fs::remove_file(&hold).unwrap();
     let (_, stderr) = server.exited().await;
     assert!(stderr.contains("SIGTERM"), "{stderr}");
     assert!(!stderr.contains("did not finish cleaning up"), "{stderr}");
