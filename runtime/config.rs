@@ -106,7 +106,11 @@ struct Flags {
 
     /// How long a finished background task's record is kept, in seconds from its final
     /// update (0 keeps records forever)
-    #[arg(long, env = "SNOWLUMA_MCP_TASK_RETENTION_SECS", default_value_t = 604_800)]
+    #[arg(
+        long,
+        env = "SNOWLUMA_MCP_TASK_RETENTION_SECS",
+        default_value_t = 604_800
+    )]
     task_retention_secs: u64,
 
     /// Largest file one download or upload may move, in bytes

@@ -303,11 +303,8 @@ mod tests {
         let mut termination = Termination::listen();
         // The process signals itself while nothing awaits `recv`; the listener's handler
         // keeps the process alive and remembers the signal.
-        rustix::process::kill_process(
-            rustix::process::getpid(),
-            rustix::process::Signal::TERM,
-        )
-        .expect("signal this test process");
+        rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::TERM)
+            .expect("signal this test process");
         let seen = tokio::time::timeout(std::time::Duration::from_secs(30), termination.recv())
             .await
             .expect("the SIGTERM sent before recv was awaited is delivered");

@@ -123,9 +123,7 @@ async fn a_retention_of_zero_keeps_records_forever_and_advertises_no_ttl() {
             .task_retention,
         None
     );
-    let err = parse(&["--task-retention-secs", "999999999999"])
-        .err()
-        .expect("refused");
+    let err = parse(&["--task-retention-secs", "999999999999"]).expect_err("refused");
     assert!(
         err.to_string().contains("SNOWLUMA_MCP_TASK_RETENTION_SECS"),
         "{err}"

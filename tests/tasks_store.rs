@@ -82,11 +82,9 @@ fn starting_outside_a_runtime_is_an_error_not_a_panic() {
     let (_keep, dir) = fresh_dir();
     let manager = manager(&dir);
     // Polled by hand: there is no tokio runtime on this thread.
-    let start = std::pin::pin!(
-        manager.start("upload_file_stream", |_c, _p| async {
-            pending::<TaskOutcome>().await
-        })
-    );
+    let start = std::pin::pin!(manager.start("upload_file_stream", |_c, _p| async {
+        pending::<TaskOutcome>().await
+    }));
     let Poll::Ready(Err(err)) = start.poll(&mut Context::from_waker(Waker::noop())) else {
         panic!("start outside a runtime must fail at once");
     };
@@ -462,7 +460,8 @@ async fn listing_pages_through_every_task_newest_first() {
 #[ignore = "helper process of killed_process_leaves_an_unknown_outcome, not a test"]
 async fn child_holds_a_running_task() {
     let dir = PathBuf::from(
-        std::env::var_os(CHILD_DIR_VAR).expect("run only by killed_process_leaves_an_unknown_outcome"),
+        std::env::var_os(CHILD_DIR_VAR)
+            .expect("run only by killed_process_leaves_an_unknown_outcome"),
     );
     let manager = manager(&dir);
     let id = start_pending(&manager).await;

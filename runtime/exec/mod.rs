@@ -80,6 +80,9 @@ const UPLOAD_MANAGED: &[&str] = &[
     "verify_only",
 ];
 
+/// Hears what background work waits for (a transfer slot), and `None` once it runs.
+pub type SlotStatus<'a> = dyn Fn(Option<&str>) + Send + Sync + 'a;
+
 /// Runs actions for the whole process; shared by every session.
 pub struct Executor {
     mode: Mode,
@@ -182,7 +185,7 @@ impl Executor {
         trace: &TraceContext,
         cancel: &CancellationToken,
         progress: &mut Progress,
-        status: &(dyn Fn(Option<&str>) + Send + Sync),
+        status: &SlotStatus<'_>,
     ) -> ToolReply {
         self.execute(Entry::Invoke, args, trace, cancel, progress, Some(status))
             .await
@@ -197,7 +200,7 @@ impl Executor {
         trace: &TraceContext,
         cancel: &CancellationToken,
         progress: &mut Progress,
-        wait_status: Option<&(dyn Fn(Option<&str>) + Send + Sync)>,
+        wait_status: Option<&SlotStatus<'_>>,
     ) -> ToolReply {
         let resolved = match catalog::lookup(&args.action) {
             Ok(resolved) => resolved,

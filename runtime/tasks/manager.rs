@@ -546,9 +546,7 @@ impl TaskManager {
                 summary.updated_at.clone(),
             )),
             // Removed by the expiry sweep since the summary was read.
-            None if self.summary(id).is_none() => {
-                Err(TaskError::UnknownTask { id: id.to_owned() })
-            }
+            None if self.summary(id).is_none() => Err(TaskError::UnknownTask { id: id.to_owned() }),
             None => Err(TaskStoreError::Corrupt {
                 path: self.store.record_path(id),
                 reason: "the record of this finished task has disappeared from disk".into(),
@@ -690,7 +688,8 @@ fn expired(
     let (Some(retention), true) = (retention, summary.state.is_terminal()) else {
         return false;
     };
-    let (Some(updated), Ok(retention)) = (summary.updated(), chrono::TimeDelta::from_std(retention))
+    let (Some(updated), Ok(retention)) =
+        (summary.updated(), chrono::TimeDelta::from_std(retention))
     else {
         return false;
     };

@@ -22,8 +22,8 @@ pub mod test_knobs;
 
 pub use error::{TaskError, TaskStoreError};
 pub use manager::{
-    CancelAck, DEFAULT_PAGE_LIMIT, DEFAULT_RETENTION, MAX_PAGE_LIMIT, POLL_INTERVAL_MS,
-    TaskHandle, TaskManager, TaskOutcome, TaskPage, TaskProgress, TaskSettings,
+    CancelAck, DEFAULT_PAGE_LIMIT, DEFAULT_RETENTION, MAX_PAGE_LIMIT, POLL_INTERVAL_MS, TaskHandle,
+    TaskManager, TaskOutcome, TaskPage, TaskProgress, TaskSettings,
 };
 pub use record::{
     INTERNAL_ERROR_CODE, TaskProgressValue, TaskRecord, TaskState, TaskSummary,

@@ -291,7 +291,10 @@ mod tests {
         );
         assert!(TaskRecord::parse(head, ID).is_err());
         // Another shape, a cut-off summary or another id: not read from the head.
-        assert_eq!(TaskSummary::from_record_head(b"{ \"version\": 1 }", ID), None);
+        assert_eq!(
+            TaskSummary::from_record_head(b"{ \"version\": 1 }", ID),
+            None
+        );
         assert_eq!(TaskSummary::from_record_head(&bytes[..40], ID), None);
         assert_eq!(TaskSummary::from_record_head(head, &"f".repeat(32)), None);
     }

@@ -229,7 +229,8 @@ impl TaskStore {
         let mut loaded = self.scan()?;
         for summary in &mut loaded {
             if summary.state == TaskState::Working {
-                let failed = TaskRecord::working(summary).into_failed(UNKNOWN_OUTCOME_MESSAGE, now());
+                let failed =
+                    TaskRecord::working(summary).into_failed(UNKNOWN_OUTCOME_MESSAGE, now());
                 self.write(&failed)?;
                 self.recovered.push(failed.summary.id.clone());
                 *summary = failed.summary;

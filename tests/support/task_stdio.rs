@@ -145,12 +145,7 @@ pub async fn foreground_download(server: &mut RawServer, id: i64, file: &str) ->
 /// Proves nothing was replayed after a restart: a marker download run to its end through the
 /// restarted server is the only download it asked for, after `before` earlier ones. A replay
 /// would have been started while the store was opened, before the first request was read.
-pub async fn assert_no_replay(
-    server: &mut RawServer,
-    fake: &FakeSnowLuma,
-    id: i64,
-    before: usize,
-) {
+pub async fn assert_no_replay(server: &mut RawServer, fake: &FakeSnowLuma, id: i64, before: usize) {
     let marker = fake.add_generated_file("replay-marker.bin", 1000, 9);
     let answer = foreground_download(server, id, &marker).await;
     assert_eq!(answer["result"]["isError"], false, "{answer}");
@@ -159,7 +154,11 @@ pub async fn assert_no_replay(
         .iter()
         .map(|r| r.params.clone().unwrap_or_default()["file"].clone())
         .collect();
-    assert_eq!(asked.len(), before + 1, "a replay reached SnowLuma: {asked:?}");
+    assert_eq!(
+        asked.len(),
+        before + 1,
+        "a replay reached SnowLuma: {asked:?}"
+    );
     assert_eq!(asked.last(), Some(&json!(marker)), "{asked:?}");
 }
 
