@@ -104,6 +104,15 @@ struct Flags {
     #[arg(long, env = "SNOWLUMA_MCP_TASK_DIR")]
     task_dir: Option<PathBuf>,
 
+    /// How long a finished background task's record is kept, in seconds from its final
+    /// update (0 keeps records forever)
+    #[arg(
+        long,
+        env = "SNOWLUMA_MCP_TASK_RETENTION_SECS",
+        default_value_t = 604_800
+    )]
+    task_retention_secs: u64,
+
     /// Largest file one download or upload may move, in bytes
     #[arg(long, env = "SNOWLUMA_MCP_MAX_FILE_BYTES", default_value_t = 1 << 30)]
     max_file_bytes: u64,
@@ -151,6 +160,10 @@ struct Flags {
     http: http::HttpFlags,
 }
 
+/// Longest SNOWLUMA_MCP_TASK_RETENTION_SECS: ten years, far below where a time stamp plus the
+/// retention could overflow.
+const MAX_TASK_RETENTION_SECS: u64 = 10 * 366 * 24 * 3600;
+
 /// Limits and places of stream actions (files move on the MCP host).
 #[derive(Debug, Clone)]
 pub struct StreamConfig {
@@ -165,23 +178,27 @@ pub struct StreamConfig {
 }
 
 /// Process shutdown shared by main, which fires it on SIGTERM/SIGINT and then waits (bounded)
-/// until every running stream call has cleaned up, and the stream calls, which hold a guard
-/// while they run and stop when the token fires.
+/// until every running stream call and background task has cleaned up, and that work, which
+/// holds a guard while it runs and stops when the token (or a child of it) fires.
 #[derive(Debug, Clone, Default)]
 pub struct Shutdown {
     pub token: tokio_util::sync::CancellationToken,
-    running: std::sync::Arc<tokio::sync::RwLock<()>>,
+    /// A tracker rather than a lock: guards may nest (a background task holds one and its
+    /// stream call takes another) and may still be taken while main waits, without a queued
+    /// waiter blocking them.
+    running: tokio_util::task::TaskTracker,
 }
 
 impl Shutdown {
-    /// Held by a running call; [`Shutdown::drained`] waits for every guard to go.
-    pub async fn enter(&self) -> tokio::sync::OwnedRwLockReadGuard<()> {
-        self.running.clone().read_owned().await
+    /// Held by running work; [`Shutdown::drained`] waits for every guard to go.
+    pub async fn enter(&self) -> tokio_util::task::task_tracker::TaskTrackerToken {
+        self.running.token()
     }
 
-    /// Resolves once no call holds a guard.
+    /// Resolves once no work holds a guard.
     pub async fn drained(&self) {
-        drop(self.running.write().await);
+        self.running.close();
+        self.running.wait().await;
     }
 }
 
@@ -201,6 +218,9 @@ pub struct Config {
     pub streams: StreamConfig,
     /// Where durable background tasks live; `None` disables them. Write mode only.
     pub task_dir: Option<PathBuf>,
+    /// How long finished task records are kept after their final update; `None` keeps them
+    /// forever (SNOWLUMA_MCP_TASK_RETENTION_SECS=0).
+    pub task_retention: Option<Duration>,
     /// Allow and deny lists and typed toolsets, resolved against the catalog by exec.
     pub actions: ActionSelection,
     pub log: String,
@@ -287,6 +307,13 @@ impl Config {
                 mode.as_str()
             )));
         }
+        if flags.task_retention_secs > MAX_TASK_RETENTION_SECS {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_TASK_RETENTION_SECS must be at most {MAX_TASK_RETENTION_SECS} \
+                 (ten years; got {}); use 0 to keep finished task records forever",
+                flags.task_retention_secs
+            )));
+        }
         positive("SNOWLUMA_MCP_MAX_FILE_BYTES", flags.max_file_bytes)?;
         positive("SNOWLUMA_MCP_DIR_QUOTA_BYTES", flags.dir_quota_bytes)?;
         if !(100..=3_600_000).contains(&flags.stream_idle_ms) {
@@ -350,6 +377,8 @@ impl Config {
                 shutdown: Shutdown::default(),
             },
             task_dir,
+            task_retention: (flags.task_retention_secs > 0)
+                .then(|| Duration::from_secs(flags.task_retention_secs)),
             actions,
             log: flags.log,
             http,

@@ -129,6 +129,10 @@ async fn start_log_writer(log: log_writer::LineBuffer) {
 const DRAIN: Duration = Duration::from_secs(8);
 
 async fn serve(config: Config) -> ExitCode {
+    // One listener for the whole life of the process, made before anything slow: a signal
+    // that arrives while start-up runs, or between start-up and serving, waits in it.
+    let mut termination = Termination::listen();
+    let shutdown = config.streams.shutdown.clone();
     let aliases: usize = ACTIONS.iter().map(|a| a.aliases.len()).sum();
     tracing::info!(
         "snowluma-mcp {} ready: {} actions ({} with aliases), SnowLuma {CATALOG_VERSION} catalog, mode {}",
@@ -144,7 +148,10 @@ async fn serve(config: Config) -> ExitCode {
     // mode stays free of file-system side effects, and start-up spares a blocking thread).
     let dir = config.streams.download_dir.clone();
     let prepared = if config.mode.writes() {
-        tokio::task::spawn_blocking(move || prepare_download_dir(&dir)).await
+        tokio::select! {
+            prepared = tokio::task::spawn_blocking(move || prepare_download_dir(&dir)) => prepared,
+            signal = termination.recv() => return drain(&shutdown, signal).await,
+        }
     } else {
         Ok(Ok(0))
     };
@@ -162,9 +169,8 @@ async fn serve(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    let shutdown = config.streams.shutdown.clone();
     if config.http.is_some() {
-        return match snowluma_mcp::server::http::serve(config, termination()).await {
+        return match snowluma_mcp::server::http::serve(config, termination.recv()).await {
             Ok(signal) => drain(&shutdown, signal).await,
             Err(error) => {
                 tracing::error!("cannot start: {error}");
@@ -187,7 +193,7 @@ async fn serve(config: Config) -> ExitCode {
     let events = server.event_hub();
     let running = tokio::select! {
         served = server.boxed_requests().serve(transport) => served,
-        signal = termination() => return drain(&shutdown, signal).await,
+        signal = termination.recv() => return drain(&shutdown, signal).await,
     };
     match running {
         Ok(running) => {
@@ -208,7 +214,7 @@ async fn serve(config: Config) -> ExitCode {
                         ExitCode::FAILURE
                     }
                 },
-                signal = termination() => drain(&shutdown, signal).await,
+                signal = termination.recv() => drain(&shutdown, signal).await,
             }
         }
         // A client (or a person pressing Ctrl-D) that closes stdin before `initialize` has
@@ -237,27 +243,71 @@ async fn drain(shutdown: &Shutdown, signal: &'static str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The first SIGTERM or SIGINT (Ctrl-C elsewhere).
-#[cfg(unix)]
-async fn termination() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        tracing::warn!("cannot listen for SIGTERM/SIGINT");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
+/// SIGTERM and SIGINT (Ctrl-C elsewhere), listened for from [`Termination::listen`] on: a
+/// signal that arrives while nobody awaits [`Termination::recv`] is kept for the next call.
+struct Termination {
+    #[cfg(unix)]
+    signals: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Termination {
+    fn listen() -> Termination {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let signals = match (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) {
+                (Ok(term), Ok(int)) => Some((term, int)),
+                _ => {
+                    tracing::warn!("cannot listen for SIGTERM/SIGINT");
+                    None
+                }
+            };
+            Termination { signals }
+        }
+        #[cfg(not(unix))]
+        Termination {}
+    }
+
+    /// The next signal's name.
+    #[cfg(unix)]
+    async fn recv(&mut self) -> &'static str {
+        let Some((term, int)) = &mut self.signals else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn recv(&mut self) -> &'static str {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => "Ctrl-C",
+            Err(_) => std::future::pending().await,
+        }
     }
 }
 
-#[cfg(not(unix))]
-async fn termination() -> &'static str {
-    match tokio::signal::ctrl_c().await {
-        Ok(()) => "Ctrl-C",
-        Err(_) => std::future::pending().await,
+#[cfg(all(test, unix))]
+mod tests {
+    use super::Termination;
+
+    /// A SIGTERM delivered while no phase awaits the listener (between start-up and
+    /// serving) is still seen by the next phase that does.
+    #[tokio::test]
+    async fn a_signal_between_phases_is_kept_for_the_next_one() {
+        let mut termination = Termination::listen();
+        // The process signals itself while nothing awaits `recv`; the listener's handler
+        // keeps the process alive and remembers the signal.
+        rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::TERM)
+            .expect("signal this test process");
+        let seen = tokio::time::timeout(std::time::Duration::from_secs(30), termination.recv())
+            .await
+            .expect("the SIGTERM sent before recv was awaited is delivered");
+        assert_eq!(seen, "SIGTERM");
     }
 }

@@ -128,10 +128,8 @@ async fn rmcp_client_starts_polls_and_reads_a_saved_result() {
     let created = start(&client, &file).await;
     assert_eq!(created["resultType"], "task", "{created}");
     assert_eq!(created["pollIntervalMs"], 1000, "{created}");
-    assert!(
-        created.get("ttlMs").is_some_and(Value::is_null),
-        "{created}"
-    );
+    // The shipped retention, seven days, in milliseconds: rmcp's client reads it as a number.
+    assert_eq!(created["ttlMs"], 604_800_000, "{created}");
     let id = created["taskId"].as_str().unwrap().to_string();
 
     let done = poll_until_done(&client, &id).await;

@@ -7,120 +7,20 @@
 mod fake_snowluma;
 #[path = "support/raw_client.rs"]
 mod raw_client;
+#[path = "support/task_stdio.rs"]
+mod task_stdio;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use fake_snowluma::{FakeSnowLuma, Fault};
 use raw_client::{RawServer, assert_valid, modern_meta, structured, wait_until};
 use serde_json::{Value, json};
-
-const TASKS_EXT: &str = "io.modelcontextprotocol/tasks";
-
-struct Dirs {
-    root: PathBuf,
-    downloads: PathBuf,
-    tasks: PathBuf,
-}
-
-impl Dirs {
-    fn new(name: &str) -> Dirs {
-        let root =
-            std::env::temp_dir().join(format!("snowluma-mcp-tasks-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let downloads = root.join("downloads");
-        std::fs::create_dir_all(&downloads).unwrap();
-        // The server refuses a download directory that other users can enter.
-        std::fs::set_permissions(
-            &downloads,
-            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o700),
-        )
-        .unwrap();
-        Dirs {
-            tasks: root.join("tasks"),
-            root,
-            downloads,
-        }
-    }
-}
-
-impl Drop for Dirs {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-fn spawn(fake: &FakeSnowLuma, dirs: &Dirs, extra: &[(&str, &str)]) -> RawServer {
-    let downloads = dirs.downloads.to_string_lossy().to_string();
-    let tasks = dirs.tasks.to_string_lossy().to_string();
-    let mut env = vec![
-        ("SNOWLUMA_MCP_MODE", "write"),
-        ("SNOWLUMA_MCP_ENDPOINT", fake.url.as_str()),
-        ("SNOWLUMA_MCP_DOWNLOAD_DIR", downloads.as_str()),
-        ("SNOWLUMA_MCP_TASK_DIR", tasks.as_str()),
-        ("SNOWLUMA_MCP_MAX_STREAMS", "8"),
-    ];
-    env.extend_from_slice(extra);
-    RawServer::spawn(&env)
-}
-
-fn tasks_meta() -> Value {
-    modern_meta(json!({ "extensions": { TASKS_EXT: {} } }))
-}
-
-async fn start(server: &mut RawServer, id: i64, args: Value) -> Value {
-    server
-        .request(
-            id,
-            "tools/call",
-            json!({ "name": "invoke_action_background", "arguments": args, "_meta": tasks_meta() }),
-        )
-        .await
-}
-
-async fn get(server: &mut RawServer, id: i64, task_id: &str) -> Value {
-    server
-        .request(
-            id,
-            "tasks/get",
-            json!({ "taskId": task_id, "_meta": tasks_meta() }),
-        )
-        .await
-}
-
-/// Polls tasks/get until the task leaves `working` (bounded by the raw client's waits).
-async fn poll_until_done(server: &mut RawServer, first_id: i64, task_id: &str) -> Value {
-    for attempt in 0..200 {
-        let response = get(server, first_id + attempt, task_id).await;
-        if response["result"]["status"] != "working" {
-            return response;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("task {task_id} still working after 200 polls");
-}
-
-async fn list_tasks(server: &mut RawServer, id: i64, args: Value) -> Value {
-    let response = server
-        .request(
-            id,
-            "tools/call",
-            json!({ "name": "list_tasks", "arguments": args, "_meta": tasks_meta() }),
-        )
-        .await;
-    structured(&response)
-}
-
-async fn tool_names(server: &mut RawServer, id: i64, params: Value) -> Vec<String> {
-    let listing = server.request(id, "tools/list", params).await;
-    listing["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect()
-}
+use snowluma_mcp::tasks::test_knobs::TASK_WRITE_HOLD_VAR;
+use task_stdio::{
+    Dirs, TASKS_EXT, assert_no_replay, get, list_tasks, poll_until_done, spawn, start, start_id,
+    tasks_meta, tool_names, wait_for_waiting,
+};
 
 async fn output_schema(server: &mut RawServer, id: i64, tool: &str) -> Value {
     let listing = server
@@ -263,7 +163,8 @@ async fn a_background_download_is_started_polled_and_its_result_saved() {
     assert_eq!(handle["resultType"], "task", "{created}");
     assert_eq!(handle["status"], "working");
     assert_eq!(handle["pollIntervalMs"], 1000);
-    assert!(handle["ttlMs"].is_null() && handle.get("ttlMs").is_some());
+    // The shipped retention (SNOWLUMA_MCP_TASK_RETENTION_SECS, seven days) in milliseconds.
+    assert_eq!(handle["ttlMs"], 604_800_000, "{created}");
     let task_id = handle["taskId"].as_str().unwrap().to_string();
 
     // The record is durable before the handle was sent: private directory, private file.
@@ -348,37 +249,49 @@ async fn a_killed_server_reports_the_running_transfer_failed_and_never_replays_i
             .unwrap()
             .contains("remote outcome unknown")
     );
-    // Give a replay every chance to show up: it must not.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(fake.requests_for("download_file_stream").len(), 1);
+    assert_no_replay(&mut server, &fake, 2, 1).await;
     server.finish().await;
 }
 
 #[tokio::test]
-async fn sigterm_stops_a_background_transfer_cleanly_and_the_task_never_stays_working() {
+async fn sigterm_cancels_background_transfers_and_saves_their_final_state_before_exiting() {
     let fake = FakeSnowLuma::start(None).await;
     let file = fake.add_generated_file("term.bin", 200_000, 4);
     fake.set_fault(Some("download_file_stream"), Fault::StallBody);
     let dirs = Dirs::new("sigterm");
-    let mut server = spawn(&fake, &dirs, &[]);
-    let created = start(
-        &mut server,
-        1,
-        json!({ "action": "download_file_stream", "params": { "file": file } }),
-    )
-    .await;
-    let task_id = created["result"]["taskId"].as_str().unwrap().to_string();
-    wait_until(Duration::from_secs(10), || {
-        !fake.requests_for("download_file_stream").is_empty()
+    // The test-only slow disk (see below).
+    let hold = dirs.root.join("hold");
+    let held = dirs.root.join("hold.waiting");
+    let hold_var = hold.to_string_lossy().to_string();
+    let mut server = spawn(&fake, &dirs, &[(TASK_WRITE_HOLD_VAR, hold_var.as_str())]);
+    let args = json!({ "action": "download_file_stream", "params": { "file": file } });
+    // Two transfers hold both slots (the shipped SNOWLUMA_MCP_MAX_STREAMS=2); the third task
+    // waits for one.
+    let mut ids = Vec::new();
+    for id in 1..=3 {
+        ids.push(start_id(&mut server, id, args.clone()).await);
+    }
+    wait_until(Duration::from_secs(30), || {
+        fake.requests_for("download_file_stream").len() == 2
     })
     .await;
+    assert_eq!(fake.requests_for("download_file_stream").len(), 2);
+    wait_for_waiting(&mut server, 10, &ids, 1).await;
+
+    // The disk stalls as the signal arrives, so the final records are still being written
+    // when the transfers have stopped: the exit must wait for them (within its drain bound).
+    std::fs::write(&hold, b"").unwrap();
     let status = std::process::Command::new("kill")
         .args(["-TERM", &server.pid().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
+    wait_until(Duration::from_secs(30), || held.exists()).await;
+    assert!(held.exists(), "no final record was written");
+    std::fs::remove_file(&hold).unwrap();
     let (_, stderr) = server.exited().await;
     assert!(stderr.contains("SIGTERM"), "{stderr}");
+    assert!(!stderr.contains("did not finish cleaning up"), "{stderr}");
     let leftovers: Vec<_> = std::fs::read_dir(&dirs.downloads)
         .unwrap()
         .flatten()
@@ -387,25 +300,15 @@ async fn sigterm_stops_a_background_transfer_cleanly_and_the_task_never_stays_wo
         .collect();
     assert!(leftovers.is_empty(), "partial file removed: {leftovers:?}");
 
-    // After a restart the task has a final state (cancelled if its record was written before
-    // the exit, else failed with an unknown remote outcome), and nothing is replayed.
+    // Each task's own token was cancelled and its final record written before the exit: the
+    // restarted server reads `cancelled`, not an unknown outcome, and replays nothing.
     fake.clear_faults();
     let mut server = spawn(&fake, &dirs, &[]);
-    let after = get(&mut server, 1, &task_id).await;
-    let task = &after["result"];
-    match task["status"].as_str() {
-        Some("cancelled") => {}
-        Some("failed") => assert!(
-            task["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("remote outcome unknown"),
-            "{after}"
-        ),
-        _ => panic!("a stopped transfer must not look working or completed: {after}"),
+    for (n, id) in ids.iter().enumerate() {
+        let after = get(&mut server, 20 + n as i64, id).await;
+        assert_eq!(after["result"]["status"], "cancelled", "{after}");
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(fake.requests_for("download_file_stream").len(), 1);
+    assert_no_replay(&mut server, &fake, 30, 2).await;
     server.finish().await;
 }
 

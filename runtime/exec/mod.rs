@@ -80,6 +80,9 @@ const UPLOAD_MANAGED: &[&str] = &[
     "verify_only",
 ];
 
+/// Hears what background work waits for (a transfer slot), and `None` once it runs.
+pub type SlotStatus<'a> = dyn Fn(Option<&str>) + Send + Sync + 'a;
+
 /// Runs actions for the whole process; shared by every session.
 pub struct Executor {
     mode: Mode,
@@ -158,7 +161,8 @@ impl Executor {
         Ok(resolved)
     }
 
-    /// Runs one action call through the whole pipeline.
+    /// Runs one action call through the whole pipeline. A stream call answers `busy` at once
+    /// when every transfer slot is taken.
     pub async fn run(
         &self,
         entry: Entry,
@@ -166,6 +170,37 @@ impl Executor {
         trace: &TraceContext,
         cancel: &CancellationToken,
         progress: &mut Progress,
+    ) -> ToolReply {
+        self.execute(entry, args, trace, cancel, progress, None)
+            .await
+    }
+
+    /// Runs background work (a task started through invoke_action_background): the same
+    /// pipeline as [`Executor::run`], except that a stream call waits for a transfer slot
+    /// instead of answering `busy`. `status` hears what the call waits for, and `None` once
+    /// it runs. Cancelling while it waits ends it before anything is sent.
+    pub async fn run_background(
+        &self,
+        args: ActionArgs,
+        trace: &TraceContext,
+        cancel: &CancellationToken,
+        progress: &mut Progress,
+        status: &SlotStatus<'_>,
+    ) -> ToolReply {
+        self.execute(Entry::Invoke, args, trace, cancel, progress, Some(status))
+            .await
+    }
+
+    /// The one pipeline behind `run` and `run_background`; `wait_status` is set for
+    /// background work, which waits for a stream slot.
+    async fn execute(
+        &self,
+        entry: Entry,
+        args: ActionArgs,
+        trace: &TraceContext,
+        cancel: &CancellationToken,
+        progress: &mut Progress,
+        wait_status: Option<&SlotStatus<'_>>,
     ) -> ToolReply {
         let resolved = match catalog::lookup(&args.action) {
             Ok(resolved) => resolved,
@@ -189,6 +224,23 @@ impl Executor {
         let input_file = args.execution.and_then(|e| e.input_file);
         let name = args.action.trim();
         if resolved.meta.is_stream() {
+            let slot = match wait_status {
+                None => None,
+                Some(status) => match self.streams.wait_slot(cancel, |m| status(Some(m))).await {
+                    Some(slot) => {
+                        status(None);
+                        Some(slot)
+                    }
+                    None => {
+                        return ToolReply::error(
+                            ErrorKind::Cancelled,
+                            "the call was cancelled while it waited for a transfer slot; \
+                             nothing was sent to SnowLuma",
+                            "call again when it should run",
+                        );
+                    }
+                },
+            };
             let link = self.streams.link(client, trace, cancel);
             let outcome = self
                 .streams
@@ -199,6 +251,7 @@ impl Executor {
                     params,
                     input_file.as_deref(),
                     progress,
+                    slot,
                 )
                 .await;
             let mut reply = classify::classify_stream(resolved.meta, outcome);

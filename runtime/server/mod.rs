@@ -273,7 +273,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let manager = self.task_manager("tasks/get", &ctx)?;
-        let mut result = task_tools::get(manager, &request.task_id)?;
+        let mut result = task_tools::get(manager, &request.task_id).await?;
         result.meta = result_meta(&ctx);
         Ok(result)
     }

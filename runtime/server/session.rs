@@ -22,7 +22,7 @@ use crate::input::{Continuations, STATE_LIFETIME, SystemClock};
 /// `elicitation/create` is awaited), in milliseconds. Read only in builds with the
 /// `test-knobs` feature (the test suite's); the binary users get always uses ten minutes.
 const INPUT_TTL_ENV: &str = "SNOWLUMA_MCP_INPUT_STATE_TTL_MS";
-use crate::tasks::{ScopeInputs, TaskManager, TaskStore, TaskStoreError};
+use crate::tasks::{ScopeInputs, TaskManager, TaskSettings, TaskStore, TaskStoreError};
 
 /// What every session of this process shares.
 pub struct Shared {
@@ -116,7 +116,13 @@ fn open_tasks(dir: &Path, config: &Config) -> Result<Arc<TaskManager>, TaskStore
             "task was running when the server stopped; marked failed (remote outcome unknown)"
         );
     }
-    TaskManager::new(store)
+    TaskManager::new(
+        store,
+        TaskSettings {
+            retention: config.task_retention,
+            shutdown: config.streams.shutdown.clone(),
+        },
+    )
 }
 
 /// One MCP connection's state.

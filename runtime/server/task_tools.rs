@@ -119,13 +119,13 @@ fn manager_of(call: &Call<'_>) -> Result<Arc<TaskManager>, ToolReply> {
 /// `invoke_action_background`: checks everything `invoke_action` would check before
 /// anything is written, refuses non-stream actions, then starts the task.
 pub async fn invoke_background(call: Call<'_>) -> Answer {
-    match start(call) {
+    match start(call).await {
         Ok(created) => Answer::Continuation(CallToolResponse::Task(created)),
         Err(reply) => Answer::Reply(reply),
     }
 }
 
-fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
+async fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
     let manager = manager_of(&call)?;
     let args: ActionArgs = parse_args("invoke_action_background", call.args.take())?;
     let resolved = call.shared.executor.preflight(Entry::Invoke, &args)?;
@@ -144,10 +144,16 @@ fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
     let trace = call.trace.clone();
     let handle = manager
         .start(resolved.meta.name, move |cancel, progress| async move {
+            let progress = Arc::<dyn TaskProgress>::from(progress);
+            let status = Arc::clone(&progress);
             let mut progress = Progress::new(Some(Box::new(TaskProgressSink(progress))));
+            // Waits for a transfer slot rather than answering busy; the task's status message
+            // says so meanwhile.
             let reply = shared
                 .executor
-                .run(Entry::Invoke, args, &trace, &cancel, &mut progress)
+                .run_background(args, &trace, &cancel, &mut progress, &|message| {
+                    status.status(message)
+                })
                 .await;
             let honoured_cancel =
                 cancel.is_cancelled() && reply.diagnostics.kind == Some(ErrorKind::Cancelled);
@@ -164,6 +170,7 @@ fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
                 TaskOutcome::finished(result, is_error)
             }
         })
+        .await
         .map_err(task_error_reply)?;
     let mut task = Task::new(
         handle.task_id,
@@ -178,7 +185,7 @@ fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
 }
 
 /// Feeds the stream's (already throttled) progress into the task record.
-struct TaskProgressSink(Box<dyn TaskProgress>);
+struct TaskProgressSink(Arc<dyn TaskProgress>);
 
 impl ProgressSink for TaskProgressSink {
     fn deliver(&self, value: f64, total: Option<f64>) -> BoxFuture<'_, Result<(), String>> {
@@ -282,7 +289,7 @@ fn task_error_data(err: TaskError) -> ErrorData {
 /// A stored record as the extension's `DetailedTask`: completed tasks carry the saved
 /// `CallToolResult` (a failed OneBot answer is still a completed task), failed ones their
 /// JSON-RPC error.
-fn detailed(record: TaskRecord) -> DetailedTask {
+fn detailed(record: TaskRecord, ttl_ms: Option<u64>) -> DetailedTask {
     let summary = record.summary;
     let mut task = Task::new(
         summary.id,
@@ -292,6 +299,7 @@ fn detailed(record: TaskRecord) -> DetailedTask {
     )
     .with_poll_interval_ms(crate::tasks::POLL_INTERVAL_MS);
     task.status_message = summary.status_message;
+    task.ttl_ms = ttl_ms;
     let object = |value: Option<Value>, fallback: Value| match value {
         Some(Value::Object(map)) => map,
         _ => match fallback {
@@ -335,9 +343,10 @@ pub fn missing_tasks_capability() -> ErrorData {
     )
 }
 
-pub fn get(manager: &TaskManager, id: &str) -> Result<GetTaskResult, ErrorData> {
-    let record = manager.get(id).map_err(task_error_data)?;
-    Ok(GetTaskResult::new(detailed(record)))
+/// Reads a finished task's record on the blocking pool.
+pub async fn get(manager: &TaskManager, id: &str) -> Result<GetTaskResult, ErrorData> {
+    let record = manager.get(id).await.map_err(task_error_data)?;
+    Ok(GetTaskResult::new(detailed(record, manager.ttl_ms())))
 }
 
 /// Cooperative: the acknowledgement only says the request was taken; the final state may

@@ -126,6 +126,10 @@ impl StreamResult {
     }
 }
 
+/// One of the `max_streams` transfer slots, held while a stream call runs (dropping it frees
+/// the slot).
+pub struct StreamSlot(#[allow(dead_code)] tokio::sync::OwnedSemaphorePermit);
+
 pub struct Streams {
     config: StreamConfig,
     slots: Arc<Semaphore>,
@@ -179,7 +183,32 @@ impl Streams {
         }
     }
 
-    /// Runs one stream action over `link` (see [`Streams::link`]). `input_file` is `execution.input_file`, for automatic upload.
+    /// Waits for a transfer slot, as background work does instead of answering `busy`.
+    /// `on_wait` runs once if none is free at once. `None` when `cancel` fires first.
+    pub async fn wait_slot(
+        &self,
+        cancel: &CancellationToken,
+        on_wait: impl FnOnce(&str),
+    ) -> Option<StreamSlot> {
+        if let Ok(permit) = self.slots.clone().try_acquire_owned() {
+            return Some(StreamSlot(permit));
+        }
+        on_wait(&format!(
+            "waiting for a transfer slot: {} stream actions are running \
+             (SNOWLUMA_MCP_MAX_STREAMS); it starts when one finishes",
+            self.config.max_streams
+        ));
+        tokio::select! {
+            permit = self.slots.clone().acquire_owned() => permit.ok().map(StreamSlot),
+            () = cancel.cancelled() => None,
+        }
+    }
+
+    /// Runs one stream action over `link` (see [`Streams::link`]). `input_file` is
+    /// `execution.input_file`, for automatic upload. `slot` is one the caller already waited
+    /// for (see [`Streams::wait_slot`]); without one, the call takes a free slot or answers
+    /// `busy` at once.
+    #[allow(clippy::too_many_arguments)]
     pub async fn run(
         &self,
         link: StreamLink<'_>,
@@ -188,8 +217,10 @@ impl Streams {
         params: Map<String, Value>,
         input_file: Option<&str>,
         progress: &mut Progress,
+        slot: Option<StreamSlot>,
     ) -> StreamOutcome {
-        let Ok(_slot) = self.slots.clone().try_acquire_owned() else {
+        let slot = slot.or_else(|| self.slots.clone().try_acquire_owned().ok().map(StreamSlot));
+        let Some(_slot) = slot else {
             return Err(StreamFailure::refused(
                 ErrorKind::Busy,
                 format!(

@@ -1,9 +1,11 @@
 //! The process-wide task runner: starts work on the tokio runtime after its record is durable,
-//! persists throttled progress and the final outcome, and answers get, cancel, update and list.
+//! persists throttled progress and the final outcome, expires old records, and answers get,
+//! cancel, update and list. Record I/O runs on the blocking pool, never under the index lock.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -14,28 +16,58 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::{TaskError, TaskStoreError};
-use super::record::{RECORD_VERSION, TaskProgressValue, TaskRecord, TaskState, TaskSummary, now};
+use super::record::{TaskProgressValue, TaskRecord, TaskState, TaskSummary, now};
 use super::store::TaskStore;
 use super::{MAX_RECORD_BYTES, MAX_RUNNING_TASKS};
+use crate::config::Shutdown;
 use crate::ids;
 
-/// What task handles advertise as `pollIntervalMs`. (`ttlMs` is always `null`: results never
-/// expire.)
+/// What task handles advertise as `pollIntervalMs`.
 pub const POLL_INTERVAL_MS: u64 = 1000;
 /// `list` page size when the caller gives none.
 pub const DEFAULT_PAGE_LIMIT: u32 = 50;
 /// Largest `list` page.
 pub const MAX_PAGE_LIMIT: u32 = 100;
+/// How long finished records are kept unless configured otherwise (seven days).
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Progress reaches disk at most this often; the latest value is always kept in memory.
 const PROGRESS_PERSIST_EVERY: Duration = Duration::from_secs(1);
+/// Expired records are looked for this often (or at half the retention, when that is
+/// shorter, but never more than once a second).
+const SWEEP_EVERY: Duration = Duration::from_secs(600);
 const PANICKED_MESSAGE: &str = "remote outcome unknown: the transfer stopped on an internal \
      error (a bug in snowluma-mcp) before reporting its result; check SnowLuma before retrying";
 const CURSOR_PREFIX: &str = "tasks-v1:";
 
-/// Where running work reports progress. `total` is `None` when unknown.
+/// Where running work reports progress and what it is doing.
 pub trait TaskProgress: Send + Sync {
+    /// The work moved on; `total` is `None` when unknown.
     fn update(&self, value: f64, total: Option<f64>);
+    /// What the task's status message says while it waits, e.g. for a transfer slot; `None`
+    /// puts back the usual "<action> is running". Kept in memory only: a restart reports an
+    /// unknown outcome for a working task whatever it was doing.
+    fn status(&self, message: Option<&str>);
+}
+
+/// How the manager keeps and stops tasks.
+#[derive(Debug, Clone)]
+pub struct TaskSettings {
+    /// Finished records are removed this long after their final update; `None` keeps them.
+    pub retention: Option<Duration>,
+    /// The process's shutdown: every task's cancellation token is a child of its token, and
+    /// each task holds one of its guards until its final record is written, so a SIGTERM
+    /// cancels the work and main's drain waits for the record.
+    pub shutdown: Shutdown,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            retention: Some(DEFAULT_RETENTION),
+            shutdown: Shutdown::default(),
+        }
+    }
 }
 
 /// How the work ended.
@@ -78,7 +110,8 @@ pub struct TaskHandle {
     pub created_at: String,
     pub last_updated_at: String,
     pub poll_interval_ms: u64,
-    /// Always `None` (no expiry); rendered as `ttlMs: null`.
+    /// The retention in milliseconds (how long the result is kept after the task ends);
+    /// `None` (`ttlMs: null`) when records are kept forever.
     pub ttl_ms: Option<u64>,
 }
 
@@ -100,24 +133,64 @@ pub struct TaskPage {
     pub next_cursor: Option<String>,
 }
 
+/// Orders one task's record writes: a progress write and the final write take it in turn,
+/// and once `finished` is set no progress write touches the record again.
+#[derive(Default)]
+struct RecordWrites {
+    finished: Mutex<bool>,
+}
+
+impl RecordWrites {
+    fn lock(&self) -> MutexGuard<'_, bool> {
+        self.finished
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
 struct Running {
     cancel: CancellationToken,
+    writes: Arc<RecordWrites>,
     last_persisted: Option<Instant>,
 }
 
 #[derive(Default)]
 struct Index {
-    /// Every task's metadata by creation order; result bodies stay on disk.
+    /// Every known task's metadata by creation order; result bodies stay on disk. A task is
+    /// added once its first record is durable.
     by_seq: BTreeMap<u64, TaskSummary>,
     seq_of: HashMap<String, u64>,
+    /// Working tasks, including ones whose first record is still being written (they hold
+    /// their slot from the start).
     running: HashMap<String, Running>,
     next_seq: u64,
 }
 
+impl Index {
+    fn summary(&self, id: &str) -> Option<&TaskSummary> {
+        self.seq_of.get(id).and_then(|seq| self.by_seq.get(seq))
+    }
+
+    fn summary_mut(&mut self, id: &str) -> Option<&mut TaskSummary> {
+        let seq = *self.seq_of.get(id)?;
+        self.by_seq.get_mut(&seq)
+    }
+
+    fn forget(&mut self, id: &str) {
+        if let Some(seq) = self.seq_of.remove(id) {
+            self.by_seq.remove(&seq);
+        }
+    }
+}
+
 /// Shared by every connection (wrap in `Arc`, as [`TaskManager::new`] does).
 pub struct TaskManager {
-    store: TaskStore,
+    /// Shared with the blocking-pool jobs that read and write records.
+    store: Arc<TaskStore>,
     index: Mutex<Index>,
+    settings: TaskSettings,
+    /// The periodic expiry sweep runs once a runtime is at hand (see `ensure_sweeper`).
+    sweeping: AtomicBool,
 }
 
 impl std::fmt::Debug for TaskManager {
@@ -129,24 +202,47 @@ impl std::fmt::Debug for TaskManager {
 }
 
 impl TaskManager {
-    /// Indexes every record of an opened store (already recovered by [`TaskStore::open`]).
-    pub fn new(store: TaskStore) -> Result<Arc<TaskManager>, TaskStoreError> {
+    /// Indexes the summaries an opened store read (already recovered by
+    /// [`TaskStore::open`]), removing records that expired while the server was stopped, and
+    /// starts the periodic expiry sweep when called on a tokio runtime.
+    pub fn new(
+        mut store: TaskStore,
+        settings: TaskSettings,
+    ) -> Result<Arc<TaskManager>, TaskStoreError> {
         let mut index = Index::default();
-        for record in store.read_all()? {
-            let summary = record.summary;
+        let now = chrono::Utc::now();
+        for summary in store.take_loaded() {
             index.next_seq = index.next_seq.max(summary.seq + 1);
+            if expired(settings.retention, &summary, now) {
+                store.remove(&summary.id)?;
+                continue;
+            }
             index.seq_of.insert(summary.id.clone(), summary.seq);
             index.by_seq.insert(summary.seq, summary);
         }
-        Ok(Arc::new(TaskManager {
-            store,
+        let manager = Arc::new(TaskManager {
+            store: Arc::new(store),
             index: Mutex::new(index),
-        }))
+            settings,
+            sweeping: AtomicBool::new(false),
+        });
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            manager.ensure_sweeper(&runtime);
+        }
+        Ok(manager)
     }
 
     /// The store underneath (its directory, the ids recovered at open).
     pub fn store(&self) -> &TaskStore {
         &self.store
+    }
+
+    /// What task handles advertise as `ttlMs`: the retention in milliseconds, `None` when
+    /// records are kept forever.
+    pub fn ttl_ms(&self) -> Option<u64> {
+        self.settings
+            .retention
+            .map(|retention| u64::try_from(retention.as_millis()).unwrap_or(u64::MAX))
     }
 
     fn lock(&self) -> MutexGuard<'_, Index> {
@@ -156,18 +252,25 @@ impl TaskManager {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Starts `action` in the background. The task's record is on disk before `spawn` is
-    /// called; `spawn` gets the task's cancellation token and a progress sink, and its future
-    /// runs on the current tokio runtime (so call this from inside one). Refused when
-    /// [`MAX_RUNNING_TASKS`] are working.
-    pub fn start<F, Fut>(self: &Arc<Self>, action: &str, spawn: F) -> Result<TaskHandle, TaskError>
+    /// Starts `action` in the background. The task's record is on disk (written on the
+    /// blocking pool) before `spawn` is called; `spawn` gets the task's cancellation token and
+    /// a progress sink, and its future runs on the current tokio runtime (so call this from
+    /// inside one). Refused when [`MAX_RUNNING_TASKS`] are working. Once begun, a start
+    /// completes even if the caller stops waiting for it: the task then shows in `list`.
+    pub async fn start<F, Fut>(
+        self: &Arc<Self>,
+        action: &str,
+        spawn: F,
+    ) -> Result<TaskHandle, TaskError>
     where
-        F: FnOnce(CancellationToken, Box<dyn TaskProgress>) -> Fut,
+        F: FnOnce(CancellationToken, Box<dyn TaskProgress>) -> Fut + Send + 'static,
         Fut: Future<Output = TaskOutcome> + Send + 'static,
     {
         // Checked before anything is written: without a runtime the work could never run.
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| TaskError::NoRuntime)?;
-        let cancel = CancellationToken::new();
+        self.ensure_sweeper(&runtime);
+        let cancel = self.settings.shutdown.token.child_token();
+        let writes = Arc::new(RecordWrites::default());
         let summary = {
             let mut index = self.lock();
             if index.running.len() >= MAX_RUNNING_TASKS {
@@ -181,36 +284,71 @@ impl TaskManager {
                 created_at: stamp.clone(),
                 updated_at: stamp,
                 state: TaskState::Working,
-                status_message: Some(format!("{action} is running")),
+                status_message: Some(running_message(action)),
                 progress: None,
             };
-            self.store.write(&working_record(&summary))?;
+            // The slot and the sequence number are taken now; a failed first write gives the
+            // slot back (a skipped number is harmless: pages go by order, not by count).
             index.next_seq += 1;
-            index.seq_of.insert(summary.id.clone(), summary.seq);
-            index.by_seq.insert(summary.seq, summary.clone());
             index.running.insert(
                 summary.id.clone(),
                 Running {
                     cancel: cancel.clone(),
+                    writes: Arc::clone(&writes),
                     last_persisted: None,
                 },
             );
             summary
         };
+        let begin = Arc::clone(self).begin(summary, cancel, writes, spawn);
+        match runtime.spawn(begin).await {
+            Ok(started) => started,
+            Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
+            Err(_) => Err(TaskError::NoRuntime),
+        }
+    }
+
+    /// The rest of `start`, as its own tokio task: writes the first record, then runs the
+    /// work and saves its outcome.
+    async fn begin<F, Fut>(
+        self: Arc<Self>,
+        summary: TaskSummary,
+        cancel: CancellationToken,
+        writes: Arc<RecordWrites>,
+        spawn: F,
+    ) -> Result<TaskHandle, TaskError>
+    where
+        F: FnOnce(CancellationToken, Box<dyn TaskProgress>) -> Fut,
+        Fut: Future<Output = TaskOutcome> + Send + 'static,
+    {
+        // Held from here until the final record is written: main's drain waits for it.
+        let draining = self.settings.shutdown.enter().await;
+        let id = summary.id.clone();
+        let first = TaskRecord::working(&summary);
+        if let Err(err) = self.on_disk(move |store| store.write(&first)).await {
+            self.lock().running.remove(&id);
+            return Err(err.into());
+        }
+        {
+            let mut index = self.lock();
+            index.seq_of.insert(id.clone(), summary.seq);
+            index.by_seq.insert(summary.seq, summary.clone());
+        }
         let progress = Box::new(ProgressRecorder {
-            manager: Arc::downgrade(self),
-            id: summary.id.clone(),
+            manager: Arc::downgrade(&self),
+            id: id.clone(),
         });
         let work = spawn(cancel, progress);
         // Weak: dropping the last manager (and so the lease) must not wait for running work.
-        let manager = Arc::downgrade(self);
-        let id = summary.id.clone();
-        runtime.spawn(async move {
+        let manager = Arc::downgrade(&self);
+        tokio::spawn(async move {
             // A panicking transfer must still end its task and free its slot.
             let outcome = AssertUnwindSafe(work).catch_unwind().await.ok();
             if let Some(manager) = manager.upgrade() {
-                let _ = tokio::task::spawn_blocking(move || manager.finish(&id, outcome)).await;
+                let _ = tokio::task::spawn_blocking(move || manager.finish(&id, outcome, &writes))
+                    .await;
             }
+            drop(draining);
         });
         Ok(TaskHandle {
             task_id: summary.id,
@@ -219,28 +357,50 @@ impl TaskManager {
             created_at: summary.created_at,
             last_updated_at: summary.updated_at,
             poll_interval_ms: POLL_INTERVAL_MS,
-            ttl_ms: None,
+            ttl_ms: self.ttl_ms(),
         })
+    }
+
+    /// Runs store I/O on the blocking pool.
+    async fn on_disk<T, F>(&self, job: F) -> Result<T, TaskStoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&TaskStore) -> Result<T, TaskStoreError> + Send + 'static,
+    {
+        let store = Arc::clone(&self.store);
+        match tokio::task::spawn_blocking(move || job(&store)).await {
+            Ok(done) => done,
+            Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
+            Err(join) => Err(TaskStoreError::Io {
+                doing: "finish an operation on",
+                path: self.store.dir().to_path_buf(),
+                source: std::io::Error::other(join.to_string()),
+            }),
+        }
     }
 
     /// Records the outcome. Runs on a blocking thread: a result may be 16 MiB to fsync.
     /// `None`: the work panicked.
-    fn finish(&self, id: &str, outcome: Option<TaskOutcome>) {
+    fn finish(&self, id: &str, outcome: Option<TaskOutcome>, writes: &RecordWrites) {
         let summary = {
             let mut index = self.lock();
-            // From here on no progress write can land after the final record.
+            // The slot is free from here on; the task still reads as working until settled.
             index.running.remove(id);
-            let Some(summary) = index.seq_of.get(id).and_then(|seq| index.by_seq.get(seq)) else {
+            let Some(summary) = index.summary(id) else {
                 return;
             };
             summary.clone()
         };
+        // From here on no progress write can land after the final record.
+        let mut finished = writes.lock();
+        *finished = true;
         let Some(outcome) = outcome else {
-            let failed = working_record(&summary).into_failed(PANICKED_MESSAGE, now());
-            self.save_final(id, &summary, failed);
+            let failed = TaskRecord::working(&summary).into_failed(PANICKED_MESSAGE, now());
+            let saved = self.store.write(&failed).map(|()| failed);
+            self.settle(id, &summary, saved);
             return;
         };
-        let mut record = working_record(&summary);
+        let mut record = TaskRecord::working(&summary);
         record.summary.updated_at = now();
         record.summary.state = if outcome.cancelled {
             TaskState::Cancelled
@@ -262,18 +422,12 @@ impl TaskManager {
                      saved; the remote effect may have happened: check SnowLuma before \
                      retrying, and ask for a smaller result"
                 );
-                let failed = working_record(&summary).into_failed(&message, now());
+                let failed = TaskRecord::working(&summary).into_failed(&message, now());
                 self.store.write(&failed).map(|()| failed)
             }
             other => other.map(|()| record),
         };
         self.settle(id, &summary, saved);
-    }
-
-    /// Writes a failure record for work that panicked, then settles it.
-    fn save_final(&self, id: &str, summary: &TaskSummary, failed: TaskRecord) {
-        let saved = self.store.write(&failed).map(|()| failed);
-        self.settle(id, summary, saved);
     }
 
     /// Puts the final state (or the failure to save it) into the index.
@@ -286,69 +440,113 @@ impl TaskManager {
                 tracing::error!(task = id, error = %err, "could not save a task's final state");
                 let message =
                     format!("the work ended but its final state could not be saved: {err}");
-                working_record(summary).into_failed(&message, now()).summary
+                TaskRecord::working(summary)
+                    .into_failed(&message, now())
+                    .summary
             }
         };
         let mut index = self.lock();
         index.by_seq.insert(final_summary.seq, final_summary);
     }
 
-    fn record_progress(&self, id: &str, value: f64, total: Option<f64>) {
+    fn record_progress(self: &Arc<Self>, id: &str, value: f64, total: Option<f64>) {
         // JSON has no NaN or infinity; such a record would not read back.
         if !value.is_finite() || total.is_some_and(|t| !t.is_finite()) {
             return;
         }
-        let mut index = self.lock();
-        let Index {
-            by_seq,
-            seq_of,
-            running,
-            ..
-        } = &mut *index;
-        let (Some(run), Some(summary)) = (
-            running.get_mut(id),
-            seq_of.get(id).and_then(|seq| by_seq.get_mut(seq)),
-        ) else {
+        let writes = {
+            let mut index = self.lock();
+            let Index {
+                by_seq,
+                seq_of,
+                running,
+                ..
+            } = &mut *index;
+            let (Some(run), Some(summary)) = (
+                running.get_mut(id),
+                seq_of.get(id).and_then(|seq| by_seq.get_mut(seq)),
+            ) else {
+                return;
+            };
+            summary.progress = Some(TaskProgressValue { value, total });
+            summary.updated_at = now();
+            let due = run
+                .last_persisted
+                .is_none_or(|at| at.elapsed() >= PROGRESS_PERSIST_EVERY);
+            if !due {
+                return;
+            }
+            run.last_persisted = Some(Instant::now());
+            Arc::clone(&run.writes)
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        summary.progress = Some(TaskProgressValue { value, total });
-        summary.updated_at = now();
-        let due = run
-            .last_persisted
-            .is_none_or(|at| at.elapsed() >= PROGRESS_PERSIST_EVERY);
-        if due {
-            // Written under the lock so it can never land after the final record.
-            match self.store.write(&working_record(summary)) {
-                Ok(()) => run.last_persisted = Some(Instant::now()),
-                Err(err) => tracing::warn!(task = id, error = %err, "could not save progress"),
+        let manager = Arc::clone(self);
+        let id = id.to_owned();
+        // Off the runtime thread, and without the index lock during the write: the task's own
+        // write lock orders it against the final record.
+        runtime.spawn_blocking(move || {
+            let finished = writes.lock();
+            if *finished {
+                return;
             }
+            // The latest state, whichever of several queued progress writes runs last.
+            let Some(summary) = manager.lock().summary(&id).cloned() else {
+                return;
+            };
+            if let Err(err) = manager.store.write(&TaskRecord::working(&summary)) {
+                tracing::warn!(task = id.as_str(), error = %err, "could not save progress");
+            }
+            drop(finished);
+        });
+    }
+
+    fn record_status(&self, id: &str, message: Option<&str>) {
+        let mut index = self.lock();
+        if !index.running.contains_key(id) {
+            return;
+        }
+        if let Some(summary) = index.summary_mut(id) {
+            summary.status_message = Some(match message {
+                Some(message) => message.to_owned(),
+                None => running_message(&summary.action),
+            });
+            summary.updated_at = now();
         }
     }
 
-    /// The task's current state; finished tasks include their saved result or error.
-    pub fn get(&self, id: &str) -> Result<TaskRecord, TaskError> {
-        let summary = {
-            let index = self.lock();
-            index
-                .seq_of
-                .get(id)
-                .and_then(|seq| index.by_seq.get(seq))
-                .cloned()
-        };
-        let summary = summary.ok_or_else(|| TaskError::UnknownTask { id: id.to_owned() })?;
+    /// A known, unexpired task's summary (memory only, no file is read).
+    pub fn summary(&self, id: &str) -> Option<TaskSummary> {
+        let index = self.lock();
+        index
+            .summary(id)
+            .filter(|summary| !expired(self.settings.retention, summary, chrono::Utc::now()))
+            .cloned()
+    }
+
+    /// The task's current state; finished tasks include their saved result or error, read on
+    /// the blocking pool.
+    pub async fn get(&self, id: &str) -> Result<TaskRecord, TaskError> {
+        let summary = self
+            .summary(id)
+            .ok_or_else(|| TaskError::UnknownTask { id: id.to_owned() })?;
         if !summary.state.is_terminal() {
-            return Ok(working_record(&summary));
+            return Ok(TaskRecord::working(&summary));
         }
-        match self.store.read(id)? {
+        let owned = id.to_owned();
+        match self.on_disk(move |store| store.read(&owned)).await? {
             Some(record) if record.summary.state.is_terminal() => Ok(record),
             // The final write failed: memory holds that failure, the disk an older state.
-            Some(_) => Ok(working_record(&summary).into_failed(
+            Some(_) => Ok(TaskRecord::working(&summary).into_failed(
                 summary
                     .status_message
                     .as_deref()
                     .unwrap_or("the final state was not saved"),
                 summary.updated_at.clone(),
             )),
+            // Removed by the expiry sweep since the summary was read.
+            None if self.summary(id).is_none() => Err(TaskError::UnknownTask { id: id.to_owned() }),
             None => Err(TaskStoreError::Corrupt {
                 path: self.store.record_path(id),
                 reason: "the record of this finished task has disappeared from disk".into(),
@@ -363,17 +561,16 @@ impl TaskManager {
         let mut index = self.lock();
         if let Some(run) = index.running.get(id) {
             run.cancel.cancel();
-            if let Some(summary) = index
-                .seq_of
-                .get(id)
-                .copied()
-                .and_then(|seq| index.by_seq.get_mut(&seq))
-            {
+            if let Some(summary) = index.summary_mut(id) {
                 summary.status_message = Some("cancellation requested".into());
             }
             return Ok(CancelAck::Requested);
         }
-        match index.seq_of.get(id).and_then(|seq| index.by_seq.get(seq)) {
+        let now = chrono::Utc::now();
+        match index
+            .summary(id)
+            .filter(|summary| !expired(self.settings.retention, summary, now))
+        {
             // The work has returned and its outcome is being saved: the completion won the
             // race, which the caller learns by polling, as with any cancel.
             Some(summary) if summary.state == TaskState::Working => Ok(CancelAck::Requested),
@@ -385,7 +582,7 @@ impl TaskManager {
     /// Answers input requests. Background transfers never ask for input, so a known task
     /// gets [`TaskError::NoInputRequested`] and an unknown one [`TaskError::UnknownTask`].
     pub fn update(&self, id: &str) -> Result<(), TaskError> {
-        if self.lock().seq_of.contains_key(id) {
+        if self.summary(id).is_some() {
             Err(TaskError::NoInputRequested { id: id.to_owned() })
         } else {
             Err(TaskError::UnknownTask { id: id.to_owned() })
@@ -399,12 +596,14 @@ impl TaskManager {
             return Err(TaskError::BadLimit { limit });
         }
         let before = cursor.map(decode_cursor).transpose()?;
+        let now = chrono::Utc::now();
         let index = self.lock();
         let mut newer_first = index
             .by_seq
             .range(..before.unwrap_or(u64::MAX))
             .rev()
-            .map(|(_, summary)| summary);
+            .map(|(_, summary)| summary)
+            .filter(|summary| !expired(self.settings.retention, summary, now));
         let tasks: Vec<TaskSummary> = newer_first.by_ref().take(limit as usize).cloned().collect();
         let next_cursor = match (newer_first.next(), tasks.last()) {
             (Some(_), Some(last)) => Some(encode_cursor(last.seq)),
@@ -417,16 +616,88 @@ impl TaskManager {
     pub fn running_count(&self) -> usize {
         self.lock().running.len()
     }
+
+    /// Starts the periodic expiry sweep once (nothing to sweep when records are kept
+    /// forever). It holds the manager weakly and ends with it.
+    fn ensure_sweeper(self: &Arc<Self>, runtime: &tokio::runtime::Handle) {
+        let Some(retention) = self.settings.retention else {
+            return;
+        };
+        if self.sweeping.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let every = (retention / 2).clamp(Duration::from_secs(1), SWEEP_EVERY);
+        let manager = Arc::downgrade(self);
+        runtime.spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // The first tick is immediate; start-up has just swept.
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                let Some(manager) = manager.upgrade() else {
+                    return;
+                };
+                manager.sweep().await;
+            }
+        });
+    }
+
+    /// Forgets finished tasks past the retention and deletes their records on the blocking
+    /// pool.
+    async fn sweep(&self) {
+        let now = chrono::Utc::now();
+        let expired_ids: Vec<String> = {
+            let mut index = self.lock();
+            let ids: Vec<String> = index
+                .by_seq
+                .values()
+                .filter(|summary| expired(self.settings.retention, summary, now))
+                .map(|summary| summary.id.clone())
+                .collect();
+            for id in &ids {
+                index.forget(id);
+            }
+            ids
+        };
+        if expired_ids.is_empty() {
+            return;
+        }
+        let removed = self
+            .on_disk(move |store| {
+                expired_ids
+                    .iter()
+                    .try_for_each(|id| store.remove(id))
+                    .map(|()| expired_ids.len())
+            })
+            .await;
+        match removed {
+            Ok(count) => tracing::info!(count, "removed expired task records"),
+            Err(err) => tracing::warn!(error = %err, "could not remove an expired task record"),
+        }
+    }
 }
 
-fn working_record(summary: &TaskSummary) -> TaskRecord {
-    TaskRecord {
-        version: RECORD_VERSION,
-        summary: summary.clone(),
-        result: None,
-        result_is_error: false,
-        error: None,
-    }
+/// A finished task whose final update is older than the retention. Working tasks never
+/// expire; neither does anything when the retention is off.
+fn expired(
+    retention: Option<Duration>,
+    summary: &TaskSummary,
+    now: chrono::DateTime<chrono::Utc>,
+) -> bool {
+    let (Some(retention), true) = (retention, summary.state.is_terminal()) else {
+        return false;
+    };
+    let (Some(updated), Ok(retention)) =
+        (summary.updated(), chrono::TimeDelta::from_std(retention))
+    else {
+        return false;
+    };
+    updated + retention <= now
+}
+
+fn running_message(action: &str) -> String {
+    format!("{action} is running")
 }
 
 fn encode_cursor(seq: u64) -> String {
@@ -451,6 +722,12 @@ impl TaskProgress for ProgressRecorder {
     fn update(&self, value: f64, total: Option<f64>) {
         if let Some(manager) = self.manager.upgrade() {
             manager.record_progress(&self.id, value, total);
+        }
+    }
+
+    fn status(&self, message: Option<&str>) {
+        if let Some(manager) = self.manager.upgrade() {
+            manager.record_status(&self.id, message);
         }
     }
 }

@@ -161,6 +161,34 @@ pub(crate) fn read_private(path: &Path, limit: usize) -> Result<Vec<u8>, TaskSto
     Ok(bytes)
 }
 
+/// The first `head` bytes of a private file whose whole size must be at most `limit` bytes
+/// (checked on the open file, without reading the rest).
+pub(crate) fn read_private_head(
+    path: &Path,
+    head: usize,
+    limit: usize,
+) -> Result<Vec<u8>, TaskStoreError> {
+    check_private(path, false)?;
+    let io_err = |source| TaskStoreError::Io {
+        doing: "read",
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io_err)?;
+    let size = file.metadata().map_err(io_err)?.len();
+    if size > limit as u64 {
+        return Err(TaskStoreError::Corrupt {
+            path: path.to_path_buf(),
+            reason: format!("it is larger than the {limit}-byte record limit"),
+        });
+    }
+    let mut bytes = Vec::new();
+    file.take(head as u64)
+        .read_to_end(&mut bytes)
+        .map_err(io_err)?;
+    Ok(bytes)
+}
+
 /// Replaces `dir/name` with `bytes` so that a crash leaves either the old or the new content:
 /// a 0600 temp file in the same directory, fsync, rename over the target, fsync the directory.
 pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), TaskStoreError> {

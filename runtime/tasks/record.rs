@@ -87,7 +87,61 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<V
     Value::deserialize(deserializer).map(Some)
 }
 
+impl TaskSummary {
+    /// Reads just the summary from the start of a stored record, without parsing (or even
+    /// reading) its result body: records are written with `version` first and `summary`
+    /// second, so the summary is the first value after a fixed prefix. `None` when the head
+    /// does not have that shape or the summary is cut off or invalid; the caller then parses
+    /// the whole record, which also yields the precise error.
+    pub fn from_record_head(head: &[u8], expected_id: &str) -> Option<TaskSummary> {
+        let prefix = format!("{{\"version\":{RECORD_VERSION},\"summary\":");
+        let rest = head.strip_prefix(prefix.as_bytes())?;
+        let summary = serde_json::Deserializer::from_slice(rest)
+            .into_iter::<TaskSummary>()
+            .next()?
+            .ok()?;
+        summary.validate(expected_id).ok()?;
+        Some(summary)
+    }
+
+    fn validate(&self, expected_id: &str) -> Result<(), String> {
+        if self.id != expected_id {
+            return Err(format!("it names task {:?}, not {expected_id:?}", self.id));
+        }
+        if self.action.is_empty() {
+            return Err("its action is empty".into());
+        }
+        for (field, stamp) in [
+            ("created_at", &self.created_at),
+            ("updated_at", &self.updated_at),
+        ] {
+            if chrono::DateTime::parse_from_rfc3339(stamp).is_err() {
+                return Err(format!("{field} {stamp:?} is not an RFC 3339 time"));
+            }
+        }
+        Ok(())
+    }
+
+    /// When the task last changed, if its stamp reads (stored stamps were checked on load).
+    pub fn updated(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        chrono::DateTime::parse_from_rfc3339(&self.updated_at)
+            .ok()
+            .map(|stamp| stamp.to_utc())
+    }
+}
+
 impl TaskRecord {
+    /// The record of a task that is still working: its summary and nothing else.
+    pub fn working(summary: &TaskSummary) -> TaskRecord {
+        TaskRecord {
+            version: RECORD_VERSION,
+            summary: summary.clone(),
+            result: None,
+            result_is_error: false,
+            error: None,
+        }
+    }
+
     /// Parses and validates a stored record whose file name said `expected_id`. The error text
     /// says what is wrong; the caller adds the path.
     pub fn parse(bytes: &[u8], expected_id: &str) -> Result<TaskRecord, String> {
@@ -105,17 +159,7 @@ impl TaskRecord {
             ));
         }
         let s = &self.summary;
-        if s.id != expected_id {
-            return Err(format!("it names task {:?}, not {expected_id:?}", s.id));
-        }
-        if s.action.is_empty() {
-            return Err("its action is empty".into());
-        }
-        for (field, stamp) in [("created_at", &s.created_at), ("updated_at", &s.updated_at)] {
-            if chrono::DateTime::parse_from_rfc3339(stamp).is_err() {
-                return Err(format!("{field} {stamp:?} is not an RFC 3339 time"));
-            }
-        }
+        s.validate(expected_id)?;
         let (has_result, has_error) = (self.result.is_some(), self.error.is_some());
         let consistent = match s.state {
             TaskState::Working => !has_result && !has_error,
@@ -231,6 +275,28 @@ mod tests {
         assert_eq!(failed.error.as_ref().unwrap()["code"], INTERNAL_ERROR_CODE);
         let bytes = serde_json::to_vec(&failed).unwrap();
         assert!(TaskRecord::parse(&bytes, ID).is_ok());
+    }
+
+    #[test]
+    fn the_summary_is_read_from_the_head_of_a_record_alone() {
+        let mut done = working();
+        done.summary.state = TaskState::Completed;
+        done.result = Some(serde_json::json!({ "data": "x".repeat(100_000) }));
+        let bytes = serde_json::to_vec(&done).unwrap();
+        // The head is enough even though the result is cut off.
+        let head = &bytes[..bytes.len().min(4096)];
+        assert_eq!(
+            TaskSummary::from_record_head(head, ID),
+            Some(done.summary.clone())
+        );
+        assert!(TaskRecord::parse(head, ID).is_err());
+        // Another shape, a cut-off summary or another id: not read from the head.
+        assert_eq!(
+            TaskSummary::from_record_head(b"{ \"version\": 1 }", ID),
+            None
+        );
+        assert_eq!(TaskSummary::from_record_head(&bytes[..40], ID), None);
+        assert_eq!(TaskSummary::from_record_head(head, &"f".repeat(32)), None);
     }
 
     #[test]

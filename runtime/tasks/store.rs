@@ -13,8 +13,10 @@ use sha2::{Digest, Sha256};
 use super::MAX_RECORD_BYTES;
 use super::error::TaskStoreError;
 use super::private_fs::write_atomic;
-use super::private_fs::{check_private, ensure_private_dir, open_private_file, read_private};
-use super::record::{TaskRecord, TaskState, UNKNOWN_OUTCOME_MESSAGE, is_task_id, now};
+use super::private_fs::{
+    check_private, ensure_private_dir, open_private_file, read_private, read_private_head,
+};
+use super::record::{TaskRecord, TaskState, TaskSummary, UNKNOWN_OUTCOME_MESSAGE, is_task_id, now};
 use crate::ids;
 
 /// Temporary files from an interrupted write start with this; they were never renamed into
@@ -71,6 +73,8 @@ pub struct TaskStore {
     /// The locked lease file; closing it releases the lock.
     _lease: File,
     recovered: Vec<String>,
+    /// Summaries read at open, until the manager takes them.
+    loaded: Vec<TaskSummary>,
 }
 
 impl TaskStore {
@@ -110,6 +114,7 @@ impl TaskStore {
             tasks_dir,
             _lease: lease,
             recovered: Vec::new(),
+            loaded: Vec::new(),
         };
         store.recover()?;
         Ok(store)
@@ -158,17 +163,41 @@ impl TaskStore {
                 bytes: bytes.len(),
             });
         }
+        #[cfg(feature = "test-knobs")]
+        super::test_knobs::hold_record_write();
         write_atomic(&self.tasks_dir, &format!("{id}.json"), &bytes)
     }
 
-    /// Every record, validated, in no particular order. The first unreadable one is an error.
-    pub fn read_all(&self) -> Result<Vec<TaskRecord>, TaskStoreError> {
+    /// Removes a record (an expired one); a record already gone is not an error.
+    pub fn remove(&self, id: &str) -> Result<(), TaskStoreError> {
+        match fs::remove_file(self.record_path(id)) {
+            Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
+                Err(TaskStoreError::Io {
+                    doing: "remove expired record",
+                    path: self.record_path(id),
+                    source,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The summaries read when the store was opened (each record once), for the manager's
+    /// index; empty after the first call.
+    pub(crate) fn take_loaded(&mut self) -> Vec<TaskSummary> {
+        std::mem::take(&mut self.loaded)
+    }
+
+    /// Every record's summary, validated, in no particular order: one pass that removes
+    /// leftovers of interrupted writes and reports the first unreadable record. Only the head
+    /// of each file is read unless it does not yield the summary.
+    fn scan(&self) -> Result<Vec<TaskSummary>, TaskStoreError> {
         let io_err = |source| TaskStoreError::Io {
             doing: "list",
             path: self.tasks_dir.clone(),
             source,
         };
-        let mut records = Vec::new();
+        let mut summaries = Vec::new();
         for entry in fs::read_dir(&self.tasks_dir).map_err(io_err)? {
             let entry = entry.map_err(io_err)?;
             let path = entry.path();
@@ -189,27 +218,46 @@ impl TaskStore {
                         .into(),
                 });
             };
-            let bytes = read_private(&path, MAX_RECORD_BYTES)?;
-            let record =
-                TaskRecord::parse(&bytes, id).map_err(|reason| TaskStoreError::Corrupt {
-                    path: path.clone(),
-                    reason,
-                })?;
-            records.push(record);
+            summaries.push(read_summary(&path, id)?);
         }
-        Ok(records)
+        Ok(summaries)
     }
 
+    /// Marks every task that was still working as failed (its outcome is unknown), in the
+    /// summaries just scanned and on disk.
     fn recover(&mut self) -> Result<(), TaskStoreError> {
-        for record in self.read_all()? {
-            if record.summary.state == TaskState::Working {
-                let id = record.summary.id.clone();
-                self.write(&record.into_failed(UNKNOWN_OUTCOME_MESSAGE, now()))?;
-                self.recovered.push(id);
+        let mut loaded = self.scan()?;
+        for summary in &mut loaded {
+            if summary.state == TaskState::Working {
+                let failed =
+                    TaskRecord::working(summary).into_failed(UNKNOWN_OUTCOME_MESSAGE, now());
+                self.write(&failed)?;
+                self.recovered.push(failed.summary.id.clone());
+                *summary = failed.summary;
             }
         }
+        self.loaded = loaded;
         Ok(())
     }
+}
+
+/// How much of a record start-up reads to find its summary; summaries are far smaller.
+const SUMMARY_HEAD_BYTES: usize = 16 * 1024;
+
+/// One record's summary from the head of its file, else from the whole record (which names
+/// what is wrong when it is corrupt).
+fn read_summary(path: &Path, id: &str) -> Result<TaskSummary, TaskStoreError> {
+    let head = read_private_head(path, SUMMARY_HEAD_BYTES, MAX_RECORD_BYTES)?;
+    if let Some(summary) = TaskSummary::from_record_head(&head, id) {
+        return Ok(summary);
+    }
+    let bytes = read_private(path, MAX_RECORD_BYTES)?;
+    TaskRecord::parse(&bytes, id)
+        .map(|record| record.summary)
+        .map_err(|reason| TaskStoreError::Corrupt {
+            path: path.to_path_buf(),
+            reason,
+        })
 }
 
 /// Checks the directory's scope record against `scope`, writing one for a fresh directory.
