@@ -64,15 +64,15 @@ fn run_writes_only_changed_files() {
     let spec = cases("good").remove(0);
     let out = std::env::temp_dir().join(format!("snowluma-codegen-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let written = snowluma_mcp_codegen::run(&spec, &out).unwrap();
+    let written = snowluma_mcp_codegen::run(&spec, &out).unwrap().written;
     assert_eq!(written.len(), 5, "first run writes every file");
-    let again = snowluma_mcp_codegen::run(&spec, &out).unwrap();
+    let again = snowluma_mcp_codegen::run(&spec, &out).unwrap().written;
     assert!(
         again.is_empty(),
         "an unchanged spec rewrites nothing, wrote {again:?}"
     );
     std::fs::write(out.join("catalog.json"), "edited by hand").unwrap();
-    let repaired = snowluma_mcp_codegen::run(&spec, &out).unwrap();
+    let repaired = snowluma_mcp_codegen::run(&spec, &out).unwrap().written;
     assert_eq!(repaired, vec!["catalog.json"]);
     std::fs::remove_dir_all(&out).unwrap();
 }
