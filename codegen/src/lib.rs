@@ -12,6 +12,7 @@ mod locate;
 pub mod model;
 pub mod review;
 pub mod schema;
+pub mod sync;
 pub mod validate;
 
 use std::path::Path;
