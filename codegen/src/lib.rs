@@ -8,7 +8,7 @@ pub mod emit;
 pub mod error;
 pub mod ir;
 pub mod load;
-mod locate;
+pub mod locate;
 pub mod model;
 pub mod review;
 pub mod schema;

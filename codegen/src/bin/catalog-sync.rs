@@ -83,8 +83,25 @@ fn run(args: &Args) -> Result<bool, String> {
     } else {
         print!("{}", sync::render::render(&report));
     }
-    if args.write {
-        let _ = &args.version;
+    if !args.write {
+        if !report.is_clean() {
+            eprintln!("catalog-sync: run again with --write to do the mechanical part");
+        }
+        return Ok(report.is_clean());
     }
-    Ok(report.is_clean())
+    let spec = snowluma_mcp_codegen::load::load(&args.spec).map_err(|e| e.to_string())?;
+    let written = sync::write::apply(&args.spec, &spec, &text, &report, args.version.as_deref())?;
+    for file in &written.files {
+        eprintln!("catalog-sync: wrote spec/{file}");
+    }
+    for (change, why) in &written.left {
+        eprintln!(
+            "catalog-sync: left for you: {} {}: {why}",
+            change.action, change.field
+        );
+    }
+    eprintln!(
+        "catalog-sync: now run `cargo build`, review the diff of spec/ and generated/, and clear each `review: true`"
+    );
+    Ok(written.left.is_empty())
 }
