@@ -115,6 +115,16 @@ pub fn apply(
         for change in changes {
             if let Err(why) = edit_one(&mut doc, source, up, change) {
                 written.left.push((change.clone(), why));
+            } else if let Some(name) = vanished_param(change)
+                && source
+                    .value
+                    .examples
+                    .iter()
+                    .any(|e| e.params.get(name).is_some())
+            {
+                let why =
+                    format!("examples still pass `{name}`; update them (the build names each)");
+                written.left.push((change.clone(), why));
             }
         }
         if doc.text() != text {
@@ -137,6 +147,12 @@ pub fn apply(
         save(path, doc.text(), &mut written)?;
     }
     Ok(written)
+}
+
+/// The param a removal or rename takes away from the file.
+fn vanished_param(change: &Change) -> Option<&str> {
+    let name = change.field.strip_prefix("params.")?;
+    (matches!(change.kind, Kind::Removed | Kind::Renamed) && !name.contains('.')).then_some(name)
 }
 
 fn param_index(source: &crate::load::ActionSource, name: &str) -> Result<usize, String> {
