@@ -236,11 +236,17 @@ impl ActionCheck<'_> {
                     "the values of an `int`/`uint` param must be integers",
                     None,
                 ),
-                (Some(values), _) if param.check.as_deref() == Some("as_string_in") => {
-                    if !values.iter().all(Value::is_string) {
-                        self.fail(&at("values"), "the values of an `as_string_in` check must be strings", None);
-                    }
+                (Some(values), _)
+                    if param.check.as_deref() == Some("as_string_in")
+                        && !values.iter().all(Value::is_string) =>
+                {
+                    self.fail(
+                        &at("values"),
+                        "the values of an `as_string_in` check must be strings",
+                        None,
+                    )
                 }
+                (Some(_), _) if param.check.as_deref() == Some("as_string_in") => {}
                 (Some(_), ty) if !matches!(ty, "enum" | "int" | "uint") => self.fail(
                     &at("values"),
                     "only `enum`, `int` and `uint` params, and params with `check: as_string_in`, take `values`",

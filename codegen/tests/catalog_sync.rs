@@ -150,17 +150,25 @@ fn write_creates_the_new_action_and_a_second_run_reports_no_drift() {
 }
 
 /// 1.11.1's catalog with one edit made by `edit` on its JSON.
-fn variant(edit: impl FnOnce(&mut Vec<Value>)) -> String {
+fn variant(edit: impl FnOnce(&mut Value)) -> String {
     let mut catalog: Value = serde_json::from_str(&release()).unwrap();
-    edit(catalog["actions"].as_array_mut().unwrap());
+    edit(&mut catalog);
     catalog.to_string()
 }
 
-fn action<'a>(actions: &'a mut [Value], name: &str) -> &'a mut Value {
-    actions.iter_mut().find(|a| a["name"] == name).unwrap()
+/// Edits an upstream catalog's JSON.
+type Edit = fn(&mut Value);
+
+fn action<'a>(catalog: &'a mut Value, name: &str) -> &'a mut Value {
+    catalog["actions"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|a| a["name"] == name)
+        .unwrap()
 }
 
-fn param<'a>(actions: &'a mut [Value], name: &str, param: &str) -> &'a mut Value {
+fn param<'a>(actions: &'a mut Value, name: &str, param: &str) -> &'a mut Value {
     action(actions, name)["params"]
         .as_array_mut()
         .unwrap()
@@ -169,30 +177,31 @@ fn param<'a>(actions: &'a mut [Value], name: &str, param: &str) -> &'a mut Value
         .unwrap()
 }
 
-fn removed_action(actions: &mut Vec<Value>) {
+fn removed_action(catalog: &mut Value) {
+    let actions = catalog["actions"].as_array_mut().unwrap();
     actions.retain(|a| a["name"] != "get_status");
 }
 
-fn renamed_param(actions: &mut Vec<Value>) {
+fn renamed_param(actions: &mut Value) {
     param(actions, "get_group_info", "group_id")["name"] = json!("gid");
 }
 
-fn flipped_required(actions: &mut Vec<Value>) {
+fn flipped_required(actions: &mut Value) {
     param(actions, "send_group_msg", "message")["required"] = json!(false);
 }
 
-fn narrowed_enum(actions: &mut Vec<Value>) {
+fn narrowed_enum(actions: &mut Value) {
     let out_format = param(actions, "get_record", "out_format");
     out_format["schema"]["enum"] = json!(["mp3", "amr", "wma", "m4a", "spx", "ogg", "wav"]);
 }
 
-fn added_alias(actions: &mut Vec<Value>) {
+fn added_alias(actions: &mut Value) {
     action(actions, "send_group_msg")["aliases"] = json!(["send_group_message"]);
 }
 
 #[test]
 fn synthetic_changes_are_each_reported_exactly() {
-    let cases: [(fn(&mut Vec<Value>), (&str, &str, Kind)); 5] = [
+    let cases: [(Edit, (&str, &str, Kind)); 5] = [
         (removed_action, ("get_status", "action", Kind::Removed)),
         (
             renamed_param,
