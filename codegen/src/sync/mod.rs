@@ -5,6 +5,7 @@
 
 pub mod diff;
 pub mod differences;
+pub mod kept;
 pub mod render;
 pub mod upstream;
 pub mod write;
