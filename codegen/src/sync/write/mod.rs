@@ -89,6 +89,10 @@ pub fn apply(
                 text,
                 &mut written,
             )?;
+            if action.stream {
+                let why = "SnowLuma marks it a stream without saying which kind; `stream: frames` was written, set download, upload or frames";
+                written.left.push((change.clone(), why.into()));
+            }
             continue;
         }
         match spec
