@@ -9,9 +9,12 @@ fn main() {
     // A deleted or hand-edited generated file is put back on the next build.
     println!("cargo::rerun-if-changed=generated");
     match snowluma_mcp_codegen::run(&root.join("spec"), &root.join("generated")) {
-        Ok(written) => {
-            for name in written {
+        Ok(generated) => {
+            for name in generated.written {
                 println!("cargo::warning=regenerated generated/{name}; review and commit it");
+            }
+            for line in generated.to_review {
+                println!("cargo::warning={line}");
             }
         }
         Err(error) => {

@@ -255,7 +255,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (45682u32, 54844u32),
+        contract: (45682u32, 55127u32),
         check: super::params::check_get_group_honor_info,
     },
     ActionMeta {
@@ -267,7 +267,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (54846u32, 57765u32),
+        contract: (55129u32, 58048u32),
         check: super::params::check_get_group_info,
     },
     ActionMeta {
@@ -279,7 +279,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (57767u32, 60156u32),
+        contract: (58050u32, 60439u32),
         check: super::params::check_get_group_list,
     },
     ActionMeta {
@@ -291,7 +291,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (60158u32, 65195u32),
+        contract: (60441u32, 65478u32),
         check: super::params::check_get_group_member_info,
     },
     ActionMeta {
@@ -303,7 +303,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (65197u32, 69508u32),
+        contract: (65480u32, 69791u32),
         check: super::params::check_get_group_member_list,
     },
     ActionMeta {
@@ -315,7 +315,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (69510u32, 72396u32),
+        contract: (69793u32, 72679u32),
         check: super::params::check_get_group_system_msg,
     },
     ActionMeta {
@@ -327,7 +327,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (72398u32, 74564u32),
+        contract: (72681u32, 74847u32),
         check: super::params::check_set_group_add_option,
     },
     ActionMeta {
@@ -339,7 +339,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (74566u32, 77060u32),
+        contract: (74849u32, 77343u32),
         check: super::params::check_set_group_admin,
     },
     ActionMeta {
@@ -351,7 +351,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (77062u32, 78246u32),
+        contract: (77345u32, 78529u32),
         check: super::params::check_set_group_anonymous,
     },
     ActionMeta {
@@ -363,7 +363,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (78248u32, 79499u32),
+        contract: (78531u32, 79782u32),
         check: super::params::check_set_group_anonymous_ban,
     },
     ActionMeta {
@@ -375,7 +375,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (79501u32, 82666u32),
+        contract: (79784u32, 82949u32),
         check: super::params::check_set_group_ban,
     },
     ActionMeta {
@@ -387,7 +387,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (82668u32, 85545u32),
+        contract: (82951u32, 85828u32),
         check: super::params::check_set_group_card,
     },
     ActionMeta {
@@ -399,7 +399,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (85547u32, 88604u32),
+        contract: (85830u32, 88887u32),
         check: super::params::check_set_group_kick,
     },
     ActionMeta {
@@ -411,7 +411,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (88606u32, 91500u32),
+        contract: (88889u32, 91783u32),
         check: super::params::check_set_group_kick_members,
     },
     ActionMeta {
@@ -423,7 +423,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (91502u32, 93092u32),
+        contract: (91785u32, 93375u32),
         check: super::params::check_set_group_leave,
     },
     ActionMeta {
@@ -435,7 +435,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (93094u32, 94937u32),
+        contract: (93377u32, 95220u32),
         check: super::params::check_set_group_name,
     },
     ActionMeta {
@@ -447,7 +447,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (94939u32, 97433u32),
+        contract: (95222u32, 97716u32),
         check: super::params::check_set_group_portrait,
     },
     ActionMeta {
@@ -459,7 +459,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (97435u32, 99052u32),
+        contract: (97718u32, 99335u32),
         check: super::params::check_set_group_search,
     },
     ActionMeta {
@@ -471,7 +471,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (99054u32, 101640u32),
+        contract: (99337u32, 101923u32),
         check: super::params::check_set_group_special_title,
     },
     ActionMeta {
@@ -483,7 +483,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (101642u32, 103755u32),
+        contract: (101925u32, 104038u32),
         check: super::params::check_set_group_whole_ban,
     },
     ActionMeta {
@@ -495,7 +495,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "name"],
-        contract: (103757u32, 105963u32),
+        contract: (104040u32, 106246u32),
         check: super::params::check_create_group_file_folder,
     },
     ActionMeta {
@@ -507,7 +507,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (105965u32, 107902u32),
+        contract: (106248u32, 108185u32),
         check: super::params::check_delete_group_file,
     },
     ActionMeta {
@@ -519,7 +519,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (107904u32, 109764u32),
+        contract: (108187u32, 110047u32),
         check: super::params::check_delete_group_file_folder,
     },
     ActionMeta {
@@ -531,7 +531,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (109766u32, 112607u32),
+        contract: (110049u32, 112890u32),
         check: super::params::check_get_group_file_url,
     },
     ActionMeta {
@@ -543,7 +543,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (112609u32, 119546u32),
+        contract: (112892u32, 119829u32),
         check: super::params::check_get_group_files_by_folder,
     },
     ActionMeta {
@@ -555,7 +555,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (119548u32, 125313u32),
+        contract: (119831u32, 125596u32),
         check: super::params::check_get_group_root_files,
     },
     ActionMeta {
@@ -567,7 +567,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["file_id"],
-        contract: (125315u32, 128236u32),
+        contract: (125598u32, 128519u32),
         check: super::params::check_get_private_file_url,
     },
     ActionMeta {
@@ -579,7 +579,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "parent_directory", "target_directory"],
-        contract: (128238u32, 131152u32),
+        contract: (128521u32, 131435u32),
         check: super::params::check_move_group_file,
     },
     ActionMeta {
@@ -591,7 +591,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "new_name"],
-        contract: (131154u32, 134251u32),
+        contract: (131437u32, 134534u32),
         check: super::params::check_rename_group_file,
     },
     ActionMeta {
@@ -603,7 +603,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (134253u32, 137410u32),
+        contract: (134536u32, 137693u32),
         check: super::params::check_rename_group_file_folder,
     },
     ActionMeta {
@@ -617,7 +617,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         ),
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (137412u32, 143147u32),
+        contract: (137695u32, 143430u32),
         check: super::params::check_upload_group_file,
     },
     ActionMeta {
@@ -631,7 +631,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         ),
         stream: StreamKind::None,
         required: &["user_id", "file"],
-        contract: (143149u32, 147414u32),
+        contract: (143432u32, 147697u32),
         check: super::params::check_upload_private_file,
     },
     ActionMeta {
@@ -643,7 +643,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (147416u32, 149672u32),
+        contract: (147699u32, 149955u32),
         check: super::params::check_set_friend_add_request,
     },
     ActionMeta {
@@ -655,7 +655,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (149674u32, 153775u32),
+        contract: (149957u32, 154058u32),
         check: super::params::check_set_group_add_request,
     },
     ActionMeta {
@@ -667,7 +667,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (153777u32, 154996u32),
+        contract: (154060u32, 155279u32),
         check: super::params::check_dot_get_word_slices,
     },
     ActionMeta {
@@ -679,7 +679,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (154998u32, 157773u32),
+        contract: (155281u32, 158056u32),
         check: super::params::check_under_del_group_notice,
     },
     ActionMeta {
@@ -691,7 +691,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (157775u32, 161925u32),
+        contract: (158058u32, 162208u32),
         check: super::params::check_under_get_group_notice,
     },
     ActionMeta {
@@ -703,7 +703,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (161927u32, 164128u32),
+        contract: (162210u32, 164411u32),
         check: super::params::check_under_get_model_show,
     },
     ActionMeta {
@@ -715,7 +715,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (164130u32, 165386u32),
+        contract: (164413u32, 165669u32),
         check: super::params::check_under_mark_all_as_read,
     },
     ActionMeta {
@@ -727,7 +727,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "content"],
-        contract: (165388u32, 169569u32),
+        contract: (165671u32, 169852u32),
         check: super::params::check_under_send_group_notice,
     },
     ActionMeta {
@@ -739,7 +739,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (169571u32, 170594u32),
+        contract: (169854u32, 170877u32),
         check: super::params::check_under_set_model_show,
     },
     ActionMeta {
@@ -751,7 +751,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (170596u32, 172825u32),
+        contract: (170879u32, 173108u32),
         check: super::params::check_add_custom_face,
     },
     ActionMeta {
@@ -765,7 +765,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         ),
         stream: StreamKind::None,
         required: &[],
-        contract: (172827u32, 174255u32),
+        contract: (173110u32, 174538u32),
         check: super::params::check_bot_exit,
     },
     ActionMeta {
@@ -777,7 +777,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (174257u32, 176676u32),
+        contract: (174540u32, 176959u32),
         check: super::params::check_cancel_group_todo,
     },
     ActionMeta {
@@ -789,7 +789,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (176678u32, 177942u32),
+        contract: (176961u32, 178225u32),
         check: super::params::check_check_url_safely,
     },
     ActionMeta {
@@ -801,7 +801,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (177944u32, 178873u32),
+        contract: (178227u32, 179156u32),
         check: super::params::check_clean_cache,
     },
     ActionMeta {
@@ -813,7 +813,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "bot_appid", "msg_seq", "button_id"],
-        contract: (178875u32, 183587u32),
+        contract: (179158u32, 183870u32),
         check: super::params::check_click_inline_keyboard_button,
     },
     ActionMeta {
@@ -825,7 +825,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (183589u32, 186032u32),
+        contract: (183872u32, 186315u32),
         check: super::params::check_complete_group_todo,
     },
     ActionMeta {
@@ -837,7 +837,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (186034u32, 187092u32),
+        contract: (186317u32, 187375u32),
         check: super::params::check_create_collection,
     },
     ActionMeta {
@@ -849,7 +849,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["files"],
-        contract: (187094u32, 190937u32),
+        contract: (187377u32, 191220u32),
         check: super::params::check_create_flash_task,
     },
     ActionMeta {
@@ -861,7 +861,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (190939u32, 192580u32),
+        contract: (191222u32, 192863u32),
         check: super::params::check_delete_custom_face,
     },
     ActionMeta {
@@ -873,7 +873,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (192582u32, 194550u32),
+        contract: (192865u32, 194833u32),
         check: super::params::check_delete_essence_msg,
     },
     ActionMeta {
@@ -885,7 +885,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (194552u32, 196091u32),
+        contract: (194835u32, 196374u32),
         check: super::params::check_delete_flash_file,
     },
     ActionMeta {
@@ -897,7 +897,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (196093u32, 198173u32),
+        contract: (196376u32, 198456u32),
         check: super::params::check_delete_group_folder,
     },
     ActionMeta {
@@ -911,7 +911,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         ),
         stream: StreamKind::None,
         required: &[],
-        contract: (198175u32, 202972u32),
+        contract: (198458u32, 203255u32),
         check: super::params::check_download_file,
     },
     ActionMeta {
@@ -923,7 +923,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (202974u32, 206405u32),
+        contract: (203257u32, 206688u32),
         check: super::params::check_download_fileset,
     },
     ActionMeta {
@@ -935,7 +935,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (206407u32, 208898u32),
+        contract: (206690u32, 209181u32),
         check: super::params::check_fetch_custom_face,
     },
     ActionMeta {
@@ -947,7 +947,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id", "emojiId"],
-        contract: (208900u32, 214571u32),
+        contract: (209183u32, 214854u32),
         check: super::params::check_fetch_emoji_like,
     },
     ActionMeta {
@@ -959,7 +959,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (214573u32, 217713u32),
+        contract: (214856u32, 217996u32),
         check: super::params::check_fetch_ptt_text,
     },
     ActionMeta {
@@ -971,7 +971,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id", "user_id"],
-        contract: (217715u32, 220508u32),
+        contract: (217998u32, 220791u32),
         check: super::params::check_forward_friend_single_msg,
     },
     ActionMeta {
@@ -983,7 +983,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id", "group_id"],
-        contract: (220510u32, 223317u32),
+        contract: (220793u32, 223600u32),
         check: super::params::check_forward_group_single_msg,
     },
     ActionMeta {
@@ -995,7 +995,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (223319u32, 225171u32),
+        contract: (223602u32, 225454u32),
         check: super::params::check_friend_poke,
     },
     ActionMeta {
@@ -1007,7 +1007,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (225173u32, 228307u32),
+        contract: (225456u32, 228590u32),
         check: super::params::check_get_ai_characters,
     },
     ActionMeta {
@@ -1019,7 +1019,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (228309u32, 231395u32),
+        contract: (228592u32, 231678u32),
         check: super::params::check_get_ai_record,
     },
     ActionMeta {
@@ -1031,7 +1031,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (231397u32, 233205u32),
+        contract: (231680u32, 233488u32),
         check: super::params::check_get_clientkey,
     },
     ActionMeta {
@@ -1043,7 +1043,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (233207u32, 234345u32),
+        contract: (233490u32, 234628u32),
         check: super::params::check_get_collection_list,
     },
     ActionMeta {
@@ -1055,7 +1055,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (234347u32, 236473u32),
+        contract: (234630u32, 236756u32),
         check: super::params::check_get_cookies,
     },
     ActionMeta {
@@ -1067,7 +1067,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (236475u32, 238825u32),
+        contract: (236758u32, 239108u32),
         check: super::params::check_get_credentials,
     },
     ActionMeta {
@@ -1079,7 +1079,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (238827u32, 240147u32),
+        contract: (239110u32, 240430u32),
         check: super::params::check_get_csrf_token,
     },
     ActionMeta {
@@ -1091,7 +1091,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (240149u32, 242790u32),
+        contract: (240432u32, 243073u32),
         check: super::params::check_get_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1103,7 +1103,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (242792u32, 246090u32),
+        contract: (243075u32, 246373u32),
         check: super::params::check_get_emoji_likes,
     },
     ActionMeta {
@@ -1115,7 +1115,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (246092u32, 250143u32),
+        contract: (246375u32, 250426u32),
         check: super::params::check_get_essence_msg_list,
     },
     ActionMeta {
@@ -1127,7 +1127,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (250145u32, 253460u32),
+        contract: (250428u32, 253743u32),
         check: super::params::check_get_file,
     },
     ActionMeta {
@@ -1139,7 +1139,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["share_code"],
-        contract: (253462u32, 255881u32),
+        contract: (253745u32, 256164u32),
         check: super::params::check_get_fileset_id,
     },
     ActionMeta {
@@ -1151,7 +1151,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (255883u32, 259242u32),
+        contract: (256166u32, 259525u32),
         check: super::params::check_get_fileset_info,
     },
     ActionMeta {
@@ -1163,7 +1163,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (259244u32, 261931u32),
+        contract: (259527u32, 262214u32),
         check: super::params::check_get_flash_file_list,
     },
     ActionMeta {
@@ -1175,7 +1175,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (261933u32, 264929u32),
+        contract: (262216u32, 265212u32),
         check: super::params::check_get_flash_file_url,
     },
     ActionMeta {
@@ -1187,7 +1187,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (264931u32, 272946u32),
+        contract: (265214u32, 273229u32),
         check: super::params::check_get_forward_msg,
     },
     ActionMeta {
@@ -1199,7 +1199,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (272948u32, 278540u32),
+        contract: (273231u32, 278823u32),
         check: super::params::check_get_friend_msg_history,
     },
     ActionMeta {
@@ -1211,7 +1211,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (278542u32, 280227u32),
+        contract: (278825u32, 280510u32),
         check: super::params::check_get_friends_with_category,
     },
     ActionMeta {
@@ -1223,7 +1223,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (280229u32, 282220u32),
+        contract: (280512u32, 282503u32),
         check: super::params::check_get_group_at_all_remain,
     },
     ActionMeta {
@@ -1235,7 +1235,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (282222u32, 284928u32),
+        contract: (282505u32, 285211u32),
         check: super::params::check_get_group_detail_info,
     },
     ActionMeta {
@@ -1247,7 +1247,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (284930u32, 287305u32),
+        contract: (285213u32, 287588u32),
         check: super::params::check_get_group_file_system_info,
     },
     ActionMeta {
@@ -1259,7 +1259,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (287307u32, 290025u32),
+        contract: (287590u32, 290308u32),
         check: super::params::check_get_group_ignore_add_request,
     },
     ActionMeta {
@@ -1271,7 +1271,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (290027u32, 293082u32),
+        contract: (290310u32, 293365u32),
         check: super::params::check_get_group_ignored_notifies,
     },
     ActionMeta {
@@ -1283,7 +1283,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (293084u32, 295755u32),
+        contract: (293367u32, 296038u32),
         check: super::params::check_get_group_info_ex,
     },
     ActionMeta {
@@ -1295,7 +1295,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (295757u32, 301169u32),
+        contract: (296040u32, 301452u32),
         check: super::params::check_get_group_msg_history,
     },
     ActionMeta {
@@ -1307,7 +1307,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (301171u32, 303390u32),
+        contract: (301454u32, 303673u32),
         check: super::params::check_get_group_shut_list,
     },
     ActionMeta {
@@ -1319,7 +1319,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (303392u32, 305715u32),
+        contract: (303675u32, 305998u32),
         check: super::params::check_get_group_signed_list,
     },
     ActionMeta {
@@ -1331,7 +1331,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (305717u32, 308669u32),
+        contract: (306000u32, 308952u32),
         check: super::params::check_get_image,
     },
     ActionMeta {
@@ -1343,7 +1343,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (308671u32, 314838u32),
+        contract: (308954u32, 315121u32),
         check: super::params::check_get_mini_app_ark,
     },
     ActionMeta {
@@ -1355,7 +1355,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (314840u32, 316216u32),
+        contract: (315123u32, 316499u32),
         check: super::params::check_get_online_clients,
     },
     ActionMeta {
@@ -1367,7 +1367,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (316218u32, 321470u32),
+        contract: (316501u32, 321753u32),
         check: super::params::check_get_profile_like,
     },
     ActionMeta {
@@ -1379,7 +1379,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (321472u32, 323138u32),
+        contract: (321755u32, 323421u32),
         check: super::params::check_get_recent_contact,
     },
     ActionMeta {
@@ -1391,7 +1391,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (323140u32, 327880u32),
+        contract: (323423u32, 328163u32),
         check: super::params::check_get_record,
     },
     ActionMeta {
@@ -1403,7 +1403,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (327882u32, 330046u32),
+        contract: (328165u32, 330329u32),
         check: super::params::check_get_rkey,
     },
     ActionMeta {
@@ -1415,7 +1415,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (330048u32, 332244u32),
+        contract: (330331u32, 332527u32),
         check: super::params::check_get_rkey_server,
     },
     ActionMeta {
@@ -1427,7 +1427,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (332246u32, 334065u32),
+        contract: (332529u32, 334348u32),
         check: super::params::check_get_share_link,
     },
     ActionMeta {
@@ -1439,7 +1439,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (334067u32, 336424u32),
+        contract: (334350u32, 336707u32),
         check: super::params::check_get_unidirectional_friend_list,
     },
     ActionMeta {
@@ -1451,7 +1451,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (336426u32, 338370u32),
+        contract: (336709u32, 338653u32),
         check: super::params::check_group_poke,
     },
     ActionMeta {
@@ -1463,7 +1463,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (338372u32, 340633u32),
+        contract: (338655u32, 340916u32),
         check: super::params::check_list_filesets,
     },
     ActionMeta {
@@ -1475,7 +1475,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (340635u32, 343105u32),
+        contract: (340918u32, 343388u32),
         check: super::params::check_mark_group_msg_as_read,
     },
     ActionMeta {
@@ -1487,7 +1487,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (343107u32, 345742u32),
+        contract: (343390u32, 346025u32),
         check: super::params::check_mark_msg_as_read,
     },
     ActionMeta {
@@ -1499,7 +1499,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (345744u32, 348483u32),
+        contract: (346027u32, 348766u32),
         check: super::params::check_mark_private_msg_as_read,
     },
     ActionMeta {
@@ -1511,7 +1511,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (348485u32, 350441u32),
+        contract: (348768u32, 350724u32),
         check: super::params::check_modify_custom_face,
     },
     ActionMeta {
@@ -1523,7 +1523,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (350443u32, 352042u32),
+        contract: (350726u32, 352325u32),
         check: super::params::check_move_custom_face_to_front,
     },
     ActionMeta {
@@ -1535,7 +1535,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (352044u32, 353261u32),
+        contract: (352327u32, 353544u32),
         check: super::params::check_nc_get_packet_status,
     },
     ActionMeta {
@@ -1547,7 +1547,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (353263u32, 355362u32),
+        contract: (353546u32, 355645u32),
         check: super::params::check_nc_get_user_status,
     },
     ActionMeta {
@@ -1559,7 +1559,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["image"],
-        contract: (355364u32, 359434u32),
+        contract: (355647u32, 359717u32),
         check: super::params::check_ocr_image,
     },
     ActionMeta {
@@ -1571,7 +1571,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["fileset_id", "new_name"],
-        contract: (359436u32, 361247u32),
+        contract: (359719u32, 361530u32),
         check: super::params::check_rename_flash_file,
     },
     ActionMeta {
@@ -1583,7 +1583,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["db_path"],
-        contract: (361249u32, 363687u32),
+        contract: (361532u32, 363970u32),
         check: super::params::check_request_decrypt_key,
     },
     ActionMeta {
@@ -1595,7 +1595,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (363689u32, 367240u32),
+        contract: (363972u32, 367523u32),
         check: super::params::check_send_ark_share,
     },
     ActionMeta {
@@ -1607,7 +1607,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (367242u32, 370573u32),
+        contract: (367525u32, 370856u32),
         check: super::params::check_send_flash_msg,
     },
     ActionMeta {
@@ -1619,7 +1619,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (370575u32, 382263u32),
+        contract: (370858u32, 382662u32),
         check: super::params::check_send_forward_msg,
     },
     ActionMeta {
@@ -1631,7 +1631,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (382265u32, 385581u32),
+        contract: (382664u32, 385980u32),
         check: super::params::check_send_group_ai_record,
     },
     ActionMeta {
@@ -1643,7 +1643,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (385583u32, 387667u32),
+        contract: (385982u32, 388066u32),
         check: super::params::check_send_group_ark_share,
     },
     ActionMeta {
@@ -1655,7 +1655,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (387669u32, 397049u32),
+        contract: (388068u32, 397448u32),
         check: super::params::check_send_group_forward_msg,
     },
     ActionMeta {
@@ -1667,7 +1667,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (397051u32, 398933u32),
+        contract: (397450u32, 399332u32),
         check: super::params::check_send_like,
     },
     ActionMeta {
@@ -1681,7 +1681,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         ),
         stream: StreamKind::None,
         required: &["cmd"],
-        contract: (398935u32, 402307u32),
+        contract: (399334u32, 402706u32),
         check: super::params::check_send_packet,
     },
     ActionMeta {
@@ -1693,7 +1693,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (402309u32, 404186u32),
+        contract: (402708u32, 404585u32),
         check: super::params::check_send_poke,
     },
     ActionMeta {
@@ -1705,7 +1705,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (404188u32, 413709u32),
+        contract: (404587u32, 414108u32),
         check: super::params::check_send_private_forward_msg,
     },
     ActionMeta {
@@ -1717,7 +1717,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["face_id"],
-        contract: (413711u32, 416006u32),
+        contract: (414110u32, 416405u32),
         check: super::params::check_set_diy_online_status,
     },
     ActionMeta {
@@ -1729,7 +1729,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (416008u32, 418269u32),
+        contract: (416407u32, 418668u32),
         check: super::params::check_set_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1741,7 +1741,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (418271u32, 420053u32),
+        contract: (418670u32, 420452u32),
         check: super::params::check_set_essence_msg,
     },
     ActionMeta {
@@ -1753,7 +1753,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["user_id", "remark"],
-        contract: (420055u32, 421607u32),
+        contract: (420454u32, 422006u32),
         check: super::params::check_set_friend_remark,
     },
     ActionMeta {
@@ -1765,7 +1765,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id", "code"],
-        contract: (421609u32, 424887u32),
+        contract: (422008u32, 425286u32),
         check: super::params::check_set_group_reaction,
     },
     ActionMeta {
@@ -1777,7 +1777,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "remark"],
-        contract: (424889u32, 426491u32),
+        contract: (425288u32, 426890u32),
         check: super::params::check_set_group_remark,
     },
     ActionMeta {
@@ -1789,7 +1789,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (426493u32, 428976u32),
+        contract: (426892u32, 429375u32),
         check: super::params::check_set_group_robot_add_option,
     },
     ActionMeta {
@@ -1801,7 +1801,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (428978u32, 430671u32),
+        contract: (429377u32, 431070u32),
         check: super::params::check_set_group_sign,
     },
     ActionMeta {
@@ -1813,7 +1813,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (430673u32, 432903u32),
+        contract: (431072u32, 433302u32),
         check: super::params::check_set_group_todo,
     },
     ActionMeta {
@@ -1825,7 +1825,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (432905u32, 435028u32),
+        contract: (433304u32, 435427u32),
         check: super::params::check_set_input_status,
     },
     ActionMeta {
@@ -1837,7 +1837,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (435030u32, 437545u32),
+        contract: (435429u32, 437944u32),
         check: super::params::check_set_msg_emoji_like,
     },
     ActionMeta {
@@ -1849,7 +1849,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["status"],
-        contract: (437547u32, 439949u32),
+        contract: (437946u32, 440348u32),
         check: super::params::check_set_online_status,
     },
     ActionMeta {
@@ -1861,7 +1861,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (439951u32, 441857u32),
+        contract: (440350u32, 442256u32),
         check: super::params::check_set_qq_avatar,
     },
     ActionMeta {
@@ -1873,7 +1873,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (441859u32, 443481u32),
+        contract: (442258u32, 443880u32),
         check: super::params::check_set_qq_profile,
     },
     ActionMeta {
@@ -1885,7 +1885,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (443483u32, 444610u32),
+        contract: (443882u32, 445009u32),
         check: super::params::check_set_restart,
     },
     ActionMeta {
@@ -1897,7 +1897,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (444612u32, 446743u32),
+        contract: (445011u32, 447263u32),
         check: super::params::check_set_self_longnick,
     },
     ActionMeta {
@@ -1909,7 +1909,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (446745u32, 448771u32),
+        contract: (447265u32, 449291u32),
         check: super::params::check_share_group_ex,
     },
     ActionMeta {
@@ -1921,7 +1921,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (448773u32, 452264u32),
+        contract: (449293u32, 452784u32),
         check: super::params::check_share_peer,
     },
     ActionMeta {
@@ -1933,7 +1933,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (452266u32, 454489u32),
+        contract: (452786u32, 455009u32),
         check: super::params::check_trans_group_file,
     },
     ActionMeta {
@@ -1945,7 +1945,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["words"],
-        contract: (454491u32, 456407u32),
+        contract: (455011u32, 456927u32),
         check: super::params::check_translate_en2zh,
     },
     ActionMeta {
@@ -1957,7 +1957,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (456409u32, 464319u32),
+        contract: (456929u32, 464839u32),
         check: super::params::check_upload_forward_msg,
     },
     ActionMeta {
@@ -1969,7 +1969,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (464321u32, 471512u32),
+        contract: (464841u32, 472032u32),
         check: super::params::check_upload_foward_msg,
     },
     ActionMeta {
@@ -1981,7 +1981,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (471514u32, 474759u32),
+        contract: (472034u32, 475279u32),
         check: super::params::check_cancel_group_album_media_like,
     },
     ActionMeta {
@@ -1993,7 +1993,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc"],
-        contract: (474761u32, 477309u32),
+        contract: (475281u32, 477829u32),
         check: super::params::check_del_group_album_media,
     },
     ActionMeta {
@@ -2005,7 +2005,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc", "content"],
-        contract: (477311u32, 481426u32),
+        contract: (477831u32, 481946u32),
         check: super::params::check_do_group_album_comment,
     },
     ActionMeta {
@@ -2017,7 +2017,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (481428u32, 484047u32),
+        contract: (481948u32, 484567u32),
         check: super::params::check_get_group_album_list,
     },
     ActionMeta {
@@ -2029,7 +2029,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "album_id"],
-        contract: (484049u32, 490672u32),
+        contract: (484569u32, 491192u32),
         check: super::params::check_get_group_album_media_list,
     },
     ActionMeta {
@@ -2041,7 +2041,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (490674u32, 493637u32),
+        contract: (491194u32, 494157u32),
         check: super::params::check_get_qun_album_list,
     },
     ActionMeta {
@@ -2053,7 +2053,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (493639u32, 496998u32),
+        contract: (494159u32, 497518u32),
         check: super::params::check_set_group_album_media_like,
     },
     ActionMeta {
@@ -2065,7 +2065,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "album_name", "file"],
-        contract: (497000u32, 500659u32),
+        contract: (497520u32, 501179u32),
         check: super::params::check_upload_image_to_qun_album,
     },
     ActionMeta {
@@ -2077,7 +2077,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["tid", "content"],
-        contract: (500661u32, 504224u32),
+        contract: (501181u32, 504744u32),
         check: super::params::check_comment_qzone,
     },
     ActionMeta {
@@ -2089,7 +2089,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (504226u32, 505708u32),
+        contract: (504746u32, 506228u32),
         check: super::params::check_delete_qzone_msg,
     },
     ActionMeta {
@@ -2101,7 +2101,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (505710u32, 509493u32),
+        contract: (506230u32, 510013u32),
         check: super::params::check_get_qzone_feeds,
     },
     ActionMeta {
@@ -2113,7 +2113,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &[],
-        contract: (509495u32, 513984u32),
+        contract: (510015u32, 514504u32),
         check: super::params::check_get_qzone_msg_list,
     },
     ActionMeta {
@@ -2125,7 +2125,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (513986u32, 516493u32),
+        contract: (514506u32, 517013u32),
         check: super::params::check_like_qzone,
     },
     ActionMeta {
@@ -2137,7 +2137,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["content"],
-        contract: (516495u32, 521366u32),
+        contract: (517015u32, 521886u32),
         check: super::params::check_send_qzone_msg,
     },
     ActionMeta {
@@ -2149,7 +2149,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (521368u32, 523769u32),
+        contract: (521888u32, 524289u32),
         check: super::params::check_unlike_qzone,
     },
     ActionMeta {
@@ -2163,7 +2163,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         ),
         stream: StreamKind::None,
         required: &[],
-        contract: (523771u32, 525825u32),
+        contract: (524291u32, 526345u32),
         check: super::params::check_clean_stream_temp_file,
     },
     ActionMeta {
@@ -2175,7 +2175,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::Download,
         required: &[],
-        contract: (525827u32, 532922u32),
+        contract: (526347u32, 533442u32),
         check: super::params::check_download_file_image_stream,
     },
     ActionMeta {
@@ -2187,7 +2187,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::Download,
         required: &[],
-        contract: (532924u32, 540108u32),
+        contract: (533444u32, 540628u32),
         check: super::params::check_download_file_record_stream,
     },
     ActionMeta {
@@ -2199,7 +2199,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::Download,
         required: &[],
-        contract: (540110u32, 549216u32),
+        contract: (540630u32, 549736u32),
         check: super::params::check_download_file_stream,
     },
     ActionMeta {
@@ -2211,7 +2211,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::Frames,
         required: &[],
-        contract: (549218u32, 553037u32),
+        contract: (549738u32, 553557u32),
         check: super::params::check_test_download_stream,
     },
     ActionMeta {
@@ -2223,7 +2223,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         danger: None,
         stream: StreamKind::Upload,
         required: &["stream_id"],
-        contract: (553039u32, 567345u32),
+        contract: (553559u32, 567865u32),
         check: super::params::check_upload_file_stream,
     },
 ];

@@ -387,6 +387,11 @@ impl FromParams for GetGroupHonorInfoParams {
             type_: optional(params, "type", &Bounds::NONE)?,
             extra: unknown_keys(params, &["group_id", "type"]),
         };
+        check(
+            params,
+            "type",
+            Check::AsStringIn(&["talkative", "performer", "legend", "emotion", "all"]),
+        )?;
         Ok(parsed)
     }
 }
@@ -3872,12 +3877,13 @@ impl FromParams for SendForwardMsgParams {
             &["messages", "message"],
             "messages 与 message 至少提供一个，否则返回 1400 \"message/messages is required\"。",
         )?;
-        required_when(
+        required_when_check(
             params,
             "group_id",
             "message_type",
             &[Literal::Str("group")],
-            "message_type 为 \"group\" 时必须提供大于 0 的 group_id，否则返回 1400 \"group_id is required\"。",
+            Check::NonZeroNumber,
+            "message_type 为 \"group\" 时必须提供非 0 的数字 group_id（数字或数字字符串；\"abc\"、true、数组、对象都按 0 算），否则返回 1400 \"group_id is required\"。",
         )?;
         required_when(
             params,
@@ -4680,10 +4686,10 @@ impl FromParams for SetSelfLongnickParams {
             long_nick_alt: optional(params, "long_nick", &Bounds::NONE)?,
             extra: unknown_keys(params, &["longNick", "long_nick"]),
         };
-        any_of(
+        first_truthy_string(
             params,
             &["longNick", "long_nick"],
-            "longNick 与 long_nick 至少提供一个非空字符串，否则返回 1400 \"invalid longNick\"。",
+            "取 longNick || long_nick（longNick 为 JavaScript 真值时用它，否则用 long_nick），取到的值必须是 JSON 字符串；0、false、对象或两者都缺省时返回 1400 \"invalid longNick\"。",
         )?;
         Ok(parsed)
     }

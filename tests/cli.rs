@@ -137,6 +137,10 @@ async fn check_reports_a_good_setup_and_each_problem() {
         report.contains("FAIL  version") && report.contains("1.10.0"),
         "{report}"
     );
+    assert!(
+        report.contains("--bin catalog-sync"),
+        "the hint names the sync: {report}"
+    );
 
     let (code, report) = tokio::task::spawn_blocking(|| {
         check(&[

@@ -624,6 +624,11 @@ async fn runtime_info_reports_execution_and_checks_the_connection() {
             .unwrap()
             .contains("1.12.0-node")
     );
+    let hint = body["result"]["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("--bin catalog-sync"),
+        "the hint names the sync: {hint}"
+    );
     let everything = serde_json::to_string(&body).unwrap();
     assert!(
         !everything.contains(TOKEN) && !everything.contains(&fake.url),

@@ -72,7 +72,10 @@ pub enum Rule {
         field: String,
         param: String,
         values: Vec<Value>,
+        /// A body check the field must pass when triggered, instead of mere presence.
+        check: Option<String>,
     },
+    FirstTruthyString(Vec<String>),
     Documented,
 }
 
@@ -120,14 +123,16 @@ pub fn lower(spec: &Spec) -> Catalog {
                     .iter()
                     .map(|i| Invariant {
                         text: i.text.trim().to_string(),
-                        rule: match (&i.any_of, &i.required_when) {
-                            (Some(fields), _) => Rule::AnyOf(fields.clone()),
-                            (None, Some(r)) => Rule::RequiredWhen {
+                        rule: match (&i.any_of, &i.required_when, &i.first_truthy_string) {
+                            (Some(fields), ..) => Rule::AnyOf(fields.clone()),
+                            (None, Some(r), _) => Rule::RequiredWhen {
                                 field: r.field.clone(),
                                 param: r.param.clone(),
                                 values: r.values.clone(),
+                                check: r.check.clone(),
                             },
-                            (None, None) => Rule::Documented,
+                            (None, None, Some(fields)) => Rule::FirstTruthyString(fields.clone()),
+                            (None, None, None) => Rule::Documented,
                         },
                     })
                     .collect(),

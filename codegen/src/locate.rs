@@ -34,6 +34,11 @@ impl Locations {
         locations
     }
 
+    /// The location of exactly `path`, if the file has it.
+    pub fn get(&self, path: &str) -> Option<(usize, usize)> {
+        self.spots.get(path).copied()
+    }
+
     /// The location of `path`, or of its nearest located ancestor.
     pub fn find(&self, path: &str) -> (usize, usize) {
         let mut path = path.to_string();

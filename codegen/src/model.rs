@@ -113,6 +113,19 @@ pub struct InvariantDef {
     pub any_of: Option<Vec<String>>,
     #[serde(default)]
     pub required_when: Option<RequiredWhen>,
+    /// SnowLuma reads `a || b || …` (JavaScript's or: the first truthy value, else the last
+    /// one) and needs a JSON string.
+    #[serde(default)]
+    pub first_truthy_string: Option<Vec<String>>,
+}
+
+impl InvariantDef {
+    /// How many machine rules the invariant declares (at most one is allowed).
+    pub fn rule_count(&self) -> usize {
+        usize::from(self.any_of.is_some())
+            + usize::from(self.required_when.is_some())
+            + usize::from(self.first_truthy_string.is_some())
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -122,6 +135,9 @@ pub struct RequiredWhen {
     pub param: String,
     #[serde(rename = "in")]
     pub values: Vec<Value>,
+    /// A body check the field must pass when triggered, instead of mere presence.
+    #[serde(default)]
+    pub check: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -140,4 +156,8 @@ pub struct ExampleDef {
     pub notes: Option<String>,
     #[serde(default)]
     pub action: Option<String>,
+    /// Written by the catalog sync from SnowLuma's catalog and not yet checked by a person:
+    /// `cargo build` warns about each one and CI fails while any remains.
+    #[serde(default)]
+    pub review: bool,
 }

@@ -26,11 +26,12 @@ pub const CHECKS: &[&str] = &[
     "path_list",
     "array",
     "even_hex",
+    "as_string_in",
 ];
 
 /// The checks that refuse an absent key, so the schema lists their param as required.
 pub fn check_requires_presence(check: &str) -> bool {
-    check != "even_hex"
+    !matches!(check, "even_hex" | "as_string_in")
 }
 
 /// The JSON Schema pattern of an even-length hex string.

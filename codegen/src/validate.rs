@@ -236,9 +236,20 @@ impl ActionCheck<'_> {
                     "the values of an `int`/`uint` param must be integers",
                     None,
                 ),
+                (Some(values), _)
+                    if param.check.as_deref() == Some("as_string_in")
+                        && !values.iter().all(Value::is_string) =>
+                {
+                    self.fail(
+                        &at("values"),
+                        "the values of an `as_string_in` check must be strings",
+                        None,
+                    )
+                }
+                (Some(_), _) if param.check.as_deref() == Some("as_string_in") => {}
                 (Some(_), ty) if !matches!(ty, "enum" | "int" | "uint") => self.fail(
                     &at("values"),
-                    "only `enum`, `int` and `uint` params take `values`",
+                    "only `enum`, `int` and `uint` params, and params with `check: as_string_in`, take `values`",
                     None,
                 ),
                 (Some(values), _) if values.is_empty() => {
@@ -252,6 +263,12 @@ impl ActionCheck<'_> {
                     self.fail(&at("check"), format!("unknown check `{check}`"), suggestion);
                 } else if check == "even_hex" && param.ty != "string" {
                     self.fail(&at("check"), "even_hex applies to `string` params", None);
+                } else if check == "as_string_in" && (param.ty != "raw" || param.values.is_none()) {
+                    self.fail(
+                        &at("check"),
+                        "as_string_in applies to `raw` params with `values` (the accepted strings)",
+                        None,
+                    );
                 }
             }
             if param.required && param.default.is_some() {
@@ -300,7 +317,7 @@ impl ActionCheck<'_> {
                     None,
                 ));
             }
-            if invariant.any_of.is_some() && invariant.required_when.is_some() {
+            if invariant.rule_count() > 1 {
                 unknown.push((
                     format!("invariants[{i}]"),
                     "one rule per invariant".to_string(),
@@ -325,6 +342,27 @@ impl ActionCheck<'_> {
             if let Some(rule) = &invariant.required_when {
                 referenced.push((format!("invariants[{i}].required_when.field"), &rule.field));
                 referenced.push((format!("invariants[{i}].required_when.param"), &rule.param));
+                if let Some(check) = rule.check.as_deref().filter(|c| !CHECKS.contains(c)) {
+                    unknown.push((
+                        format!("invariants[{i}].required_when.check"),
+                        format!("unknown check `{check}`"),
+                        nearest(check, CHECKS.iter().copied()),
+                    ));
+                }
+            }
+            if let Some(fields) = &invariant.first_truthy_string {
+                if fields.len() < 2 {
+                    unknown.push((
+                        format!("invariants[{i}].first_truthy_string"),
+                        "needs at least two params".into(),
+                        None,
+                    ));
+                }
+                referenced.extend(
+                    fields
+                        .iter()
+                        .map(|f| (format!("invariants[{i}].first_truthy_string"), f)),
+                );
             }
             for (field, name) in referenced {
                 if !names.contains(&name.as_str()) {
@@ -467,6 +505,13 @@ fn invariant_holds(
             .get(&rule.param)
             .is_some_and(|v| rule.values.contains(v));
         return !triggered || present(&rule.field);
+    }
+    if let Some(fields) = &invariant.first_truthy_string {
+        // An example names its value plainly: the first field given must be a string.
+        return fields
+            .iter()
+            .find_map(|f| params.get(f))
+            .is_some_and(Value::is_string);
     }
     true
 }

@@ -65,14 +65,14 @@ fn run_writes_only_changed_files() {
     // Removed on drop, also when an assertion below fails.
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("generated");
-    let written = snowluma_mcp_codegen::run(&spec, &out).unwrap();
+    let written = snowluma_mcp_codegen::run(&spec, &out).unwrap().written;
     assert_eq!(written.len(), 5, "first run writes every file");
-    let again = snowluma_mcp_codegen::run(&spec, &out).unwrap();
+    let again = snowluma_mcp_codegen::run(&spec, &out).unwrap().written;
     assert!(
         again.is_empty(),
         "an unchanged spec rewrites nothing, wrote {again:?}"
     );
     std::fs::write(out.join("catalog.json"), "edited by hand").unwrap();
-    let repaired = snowluma_mcp_codegen::run(&spec, &out).unwrap();
+    let repaired = snowluma_mcp_codegen::run(&spec, &out).unwrap().written;
     assert_eq!(repaired, vec!["catalog.json"]);
 }

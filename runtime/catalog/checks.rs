@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::coerce::{ParamError, js_numeric};
+use super::coerce::{Literal, ParamError, js_numeric, triggered};
 
 /// One body check, named as in spec/README.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +22,9 @@ pub enum Check {
     Array,
     /// A string of hex digits with an even length (absent is fine: the default is `""`).
     EvenHex,
+    /// SnowLuma's `asString` of the value (a string as is, numbers and booleans stringified,
+    /// anything else `""`) is `""` (the action's default applies) or one of these.
+    AsStringIn(&'static [&'static str]),
 }
 
 impl fmt::Display for Check {
@@ -32,6 +35,7 @@ impl fmt::Display for Check {
             Check::PathList => "path_list",
             Check::Array => "array",
             Check::EvenHex => "even_hex",
+            Check::AsStringIn(_) => "as_string_in",
         })
     }
 }
@@ -86,6 +90,20 @@ fn reason(check: Check, value: Option<&Value>) -> Option<String> {
                     .to_string()
             })
         }
+        Check::AsStringIn(allowed) => {
+            let text = match value {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                Some(Value::Bool(b)) => b.to_string(),
+                _ => return None,
+            };
+            (!text.is_empty() && !allowed.contains(&text.as_str())).then(|| {
+                format!(
+                    "must be one of: {} (or omitted); SnowLuma reads numbers and booleans as text, so {text} is refused",
+                    allowed.join(", ")
+                )
+            })
+        }
     }
 }
 
@@ -97,6 +115,47 @@ pub fn check(params: &Map<String, Value>, name: &str, check: Check) -> Result<()
             field: Some(name.to_string()),
             reason,
         }),
+    }
+}
+
+/// `field` must pass `kind` when `param` holds one of `values` (compared as SnowLuma's body
+/// compares them, see [`triggered`]); the error is the invariant's `text`.
+pub fn required_when_check(
+    params: &Map<String, Value>,
+    field: &str,
+    param: &str,
+    values: &[Literal],
+    kind: Check,
+    text: &str,
+) -> Result<(), ParamError> {
+    if triggered(params, param, values) && reason(kind, params.get(field)).is_some() {
+        return Err(ParamError {
+            field: Some(field.to_string()),
+            reason: text.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// SnowLuma reads `fields[0] || fields[1] || …` (JavaScript's `||`: the first truthy value,
+/// else the last operand) and refuses anything but a JSON string; the error is `text`.
+pub fn first_truthy_string(
+    params: &Map<String, Value>,
+    fields: &[&str],
+    text: &str,
+) -> Result<(), ParamError> {
+    let picked = fields
+        .iter()
+        .map(|f| params.get(*f))
+        .find(|v| v.is_some_and(truthy))
+        .unwrap_or_else(|| fields.last().and_then(|f| params.get(*f)));
+    if picked.is_some_and(Value::is_string) {
+        Ok(())
+    } else {
+        Err(ParamError {
+            field: fields.first().map(|f| f.to_string()),
+            reason: text.to_string(),
+        })
     }
 }
 

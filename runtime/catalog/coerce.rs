@@ -381,6 +381,17 @@ pub fn any_of(params: &Map<String, Value>, fields: &[&str], text: &str) -> Resul
     }
 }
 
+/// Whether `param` holds one of `values` as SnowLuma's action body sees it: an integer
+/// trigger compares the coerced number (`"0x10"` is 16), any other literal the raw value.
+pub fn triggered(params: &Map<String, Value>, param: &str, values: &[Literal]) -> bool {
+    params.get(param).is_some_and(|v| {
+        values.iter().any(|l| match l {
+            Literal::Int(n) => js_numeric(v).is_some_and(|x| x.trunc() == *n as f64),
+            _ => l.matches(v),
+        })
+    })
+}
+
 /// `field` must be present when `param` equals one of `values`.
 pub fn required_when(
     params: &Map<String, Value>,
@@ -389,10 +400,7 @@ pub fn required_when(
     values: &[Literal],
     text: &str,
 ) -> Result<(), ParamError> {
-    let triggered = params
-        .get(param)
-        .is_some_and(|v| values.iter().any(|l| l.matches(v)));
-    if triggered && !present(params, field) {
+    if triggered(params, param, values) && !present(params, field) {
         Err(ParamError {
             field: Some(field.to_string()),
             reason: text.to_string(),

@@ -9,6 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ActionArgs, Entry, Executor};
 use crate::catalog::CATALOG_VERSION;
+
+/// How a maintainer brings the catalog in step with another SnowLuma release.
+const SYNC_HINT: &str = "to bring the catalog in step, run `cargo run -p snowluma-mcp-codegen --bin catalog-sync -- <catalog.json>` in a snowluma-mcp checkout, with SnowLuma's packages/mcp/src/generated/catalog.json of that release (README, \"Adding an action\")";
 use crate::outcome::Outcome;
 use crate::streams::Progress;
 use crate::trace::TraceContext;
@@ -76,7 +79,7 @@ impl Executor {
             check.catalog_matches_server = Some(matches);
             if !matches {
                 check.hint = Some(format!(
-                    "SnowLuma reports version {version}, the bundled catalog describes {CATALOG_VERSION}: actions, params or results may differ"
+                    "SnowLuma reports version {version}, the bundled catalog describes {CATALOG_VERSION}: actions, params or results may differ; {SYNC_HINT}"
                 ));
             }
         }

@@ -120,8 +120,20 @@ fn contract(catalog: &Catalog, action: &Action) -> Value {
         .iter()
         .map(|i| match &i.rule {
             Rule::AnyOf(fields) => json!({ "text": i.text, "any_of": fields }),
-            Rule::RequiredWhen { field, param, values } => {
-                json!({ "text": i.text, "required_when": { "field": field, "param": param, "in": values } })
+            Rule::RequiredWhen {
+                field,
+                param,
+                values,
+                check,
+            } => {
+                let mut rule = json!({ "field": field, "param": param, "in": values });
+                if let Some(check) = check {
+                    rule["check"] = json!(check);
+                }
+                json!({ "text": i.text, "required_when": rule })
+            }
+            Rule::FirstTruthyString(fields) => {
+                json!({ "text": i.text, "first_truthy_string": fields })
             }
             Rule::Documented => json!({ "text": i.text }),
         })

@@ -87,7 +87,8 @@ fn bounds(param: &Param) -> TokenStream {
     if param.non_zero {
         fields.push(quote!(non_zero: true));
     }
-    if !param.values.is_empty() {
+    // A raw param's values belong to its `as_string_in` check, not to a coercion.
+    if !param.values.is_empty() && param.ty != "raw" {
         let values = param.values.iter().map(literal);
         fields.push(quote!(values: &[#(#values),*]));
     }
@@ -96,6 +97,18 @@ fn bounds(param: &Param) -> TokenStream {
     } else {
         quote!(&Bounds { #(#fields,)* ..Bounds::NONE })
     }
+}
+
+/// The `Check` variant of a check that takes no data.
+fn check_variant(check: &str) -> Option<TokenStream> {
+    Some(match check {
+        "truthy" => quote!(Truthy),
+        "non_zero_number" => quote!(NonZeroNumber),
+        "path_list" => quote!(PathList),
+        "array" => quote!(Array),
+        "even_hex" => quote!(EvenHex),
+        _ => return None,
+    })
 }
 
 fn action_items(action: &Action) -> TokenStream {
@@ -134,12 +147,11 @@ fn action_items(action: &Action) -> TokenStream {
     let body_checks = action.params.iter().filter_map(|param| {
         let name = &param.name;
         let variant = match param.check.as_deref()? {
-            "truthy" => quote!(Truthy),
-            "non_zero_number" => quote!(NonZeroNumber),
-            "path_list" => quote!(PathList),
-            "array" => quote!(Array),
-            "even_hex" => quote!(EvenHex),
-            _ => return None,
+            "as_string_in" => {
+                let values = param.values.iter().filter_map(Value::as_str);
+                quote!(AsStringIn(&[#(#values),*]))
+            }
+            other => check_variant(other)?,
         };
         Some(quote! { check(params, #name, Check::#variant)?; })
     });
@@ -151,9 +163,20 @@ fn action_items(action: &Action) -> TokenStream {
                 field,
                 param,
                 values,
+                check,
             } => {
                 let values = values.iter().map(literal);
-                Some(quote! { required_when(params, #field, #param, &[#(#values),*], #text)?; })
+                Some(match check.as_deref().and_then(check_variant) {
+                    None => {
+                        quote! { required_when(params, #field, #param, &[#(#values),*], #text)?; }
+                    }
+                    Some(variant) => quote! {
+                        required_when_check(params, #field, #param, &[#(#values),*], Check::#variant, #text)?;
+                    },
+                })
+            }
+            Rule::FirstTruthyString(fields) => {
+                Some(quote! { first_truthy_string(params, &[#(#fields),*], #text)?; })
             }
             Rule::Documented => None,
         }
