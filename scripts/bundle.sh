@@ -33,10 +33,7 @@ fi
 export SOURCE_DATE_EPOCH
 
 tools="packaging/mcpb"
-if ! cmp -s "$tools/package-lock.json" "$tools/node_modules/.installed-package-lock.json" 2>/dev/null; then
-    (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error)
-    cp "$tools/package-lock.json" "$tools/node_modules/.installed-package-lock.json"
-fi
+bash "$tools/install.sh"
 mcpb() {
     TZ=UTC node --import "./$tools/pinned-clock.mjs" "$tools/node_modules/@anthropic-ai/mcpb/dist/cli/cli.js" "$@"
 }
