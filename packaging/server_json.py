@@ -22,7 +22,7 @@ SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schem
 # What a registry client may show when it asks the user for settings; the same variables as
 # the bundle's user_config (packaging/manifest.template.json).
 ENVIRONMENT = [
-    {"name": "SNOWLUMA_MCP_MODE", "description": "docs (offline catalog), read or write",
+    {"name": "SNOWLUMA_MCP_MODE", "description": "docs (offline catalog), read or write; default: read with an endpoint, else docs",
      "choices": ["docs", "read", "write"], "isRequired": False},
     {"name": "SNOWLUMA_MCP_ENDPOINT", "description": "SnowLuma's OneBot HTTP root, e.g. http://127.0.0.1:3000/",
      "isRequired": False},

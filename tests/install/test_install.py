@@ -15,6 +15,7 @@ The bundle itself is started as a host would in packaging/mcpb/test/bundle.test.
 
 from __future__ import annotations
 
+import calendar
 import copy
 import hashlib
 import json
@@ -174,9 +175,15 @@ def test_the_checksums_verify_every_release_file():
 def test_packing_the_bundle_again_from_the_same_binary_gives_the_same_bytes(tmp_path):
     bundle = only("*.mcpb")
     binary = release_binary()
+    # The same SOURCE_DATE_EPOCH as the release (its default, the last commit's time, moves
+    # with every commit made since): the time its zip entries carry.
+    with zipfile.ZipFile(bundle) as archive:
+        stamps = {calendar.timegm(entry.date_time + (0, 0, 0)) for entry in archive.infolist()}
+    assert len(stamps) == 1, stamps
     out = subprocess.run(
         ["bash", "scripts/bundle.sh", str(binary), str(tmp_path)],
         cwd=REPO, check=True, capture_output=True, text=True,
+        env={**os.environ, "SOURCE_DATE_EPOCH": str(stamps.pop())},
     ).stdout.strip()
     assert Path(out).name == bundle.name
     assert sha256(Path(out)) == sha256(bundle)

@@ -94,14 +94,16 @@ function resolveConfig(manifest, extensionPath, userConfig) {
   return getMcpConfigForManifest({ manifest, extensionPath, systemDirs: {}, userConfig, pathSeparator: "/" });
 }
 
-test("the unpacked bundle starts with the manifest's defaults: docs mode, its tools", async (t) => {
+test("the unpacked bundle starts with the manifest's defaults: docs mode, the docs tools", async (t) => {
   const { dir, extensionPath, manifest } = await unpacked(t);
   assert.equal(manifest.server.type, "binary");
   const config = await resolveConfig(manifest, extensionPath, {});
   assert.equal(config.command, join(extensionPath, "server", "snowluma-mcp"));
   // Every variable was substituted: no `${...}` reaches the server.
   for (const [name, value] of Object.entries(config.env)) assert.doesNotMatch(value, /\$\{/, name);
-  assert.equal(config.env.SNOWLUMA_MCP_MODE, "docs");
+  // Blank settings reach the server as empty values, which it reads as unset.
+  assert.equal(config.env.SNOWLUMA_MCP_MODE, "");
+  assert.equal(config.env.SNOWLUMA_MCP_ENDPOINT, "");
   const server = start(t, config, dir);
   await server.initialize();
   const tools = await server.toolNames();
