@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::TypedValueParser;
 use clap::{Parser, ValueEnum};
 
 mod actions;
@@ -61,8 +62,8 @@ impl Mode {
 )]
 struct Flags {
     /// docs | read | write [default: read with an endpoint, else docs]
-    #[arg(long, env = "SNOWLUMA_MCP_MODE", value_enum)]
-    mode: Option<Mode>,
+    #[arg(long, env = "SNOWLUMA_MCP_MODE", value_parser = parse_mode_setting)]
+    mode: Option<ModeSetting>,
 
     /// SnowLuma's OneBot HTTP address, e.g. http://127.0.0.1:3000/
     #[arg(long, env = "SNOWLUMA_MCP_ENDPOINT")]
@@ -91,17 +92,17 @@ struct Flags {
     /// Directory on the MCP host where stream downloads are saved (absolute)
     /// [default: $XDG_CACHE_HOME/snowluma-mcp/downloads, else ~/.cache/snowluma-mcp/downloads;
     /// must be a directory private to this user]
-    #[arg(long, env = "SNOWLUMA_MCP_DOWNLOAD_DIR")]
+    #[arg(long, env = "SNOWLUMA_MCP_DOWNLOAD_DIR", value_parser = empty_is_unset_path())]
     download_dir: Option<PathBuf>,
 
     /// Directory on the MCP host whose files `execution.input_file` may upload (absolute);
     /// unset disables automatic upload
-    #[arg(long, env = "SNOWLUMA_MCP_UPLOAD_ROOT")]
+    #[arg(long, env = "SNOWLUMA_MCP_UPLOAD_ROOT", value_parser = empty_is_unset_path())]
     upload_root: Option<PathBuf>,
 
     /// Private directory on the MCP host for durable background tasks (absolute, write mode
     /// only); unset disables invoke_action_background and list_tasks
-    #[arg(long, env = "SNOWLUMA_MCP_TASK_DIR")]
+    #[arg(long, env = "SNOWLUMA_MCP_TASK_DIR", value_parser = empty_is_unset_path())]
     task_dir: Option<PathBuf>,
 
     /// How long a finished background task's record is kept, in seconds from its final
@@ -272,11 +273,14 @@ impl Config {
     fn from_flags(flags: Flags) -> Result<Config, ConfigError> {
         let endpoint = flags.endpoint.filter(|e| !e.trim().is_empty());
         let token = read_token(flags.token_file.as_deref())?;
-        let mode = flags.mode.unwrap_or(if endpoint.is_some() {
-            Mode::Read
-        } else {
-            Mode::Docs
-        });
+        let mode = flags
+            .mode
+            .and_then(|m| m.0)
+            .unwrap_or(if endpoint.is_some() {
+                Mode::Read
+            } else {
+                Mode::Docs
+            });
         if let Some(endpoint) = &endpoint {
             check_endpoint(endpoint)?;
         }
@@ -384,6 +388,29 @@ impl Config {
             http,
         })
     }
+}
+
+/// `SNOWLUMA_MCP_MODE` as given; an empty or blank value means unset. MCP hosts that fill
+/// every variable from a settings form (an MCP Bundle's `user_config`) pass an empty string for
+/// a field the user left blank, and that must start the server with the default rather than
+/// stop it.
+#[derive(Debug, Clone)]
+struct ModeSetting(Option<Mode>);
+
+fn parse_mode_setting(value: &str) -> Result<ModeSetting, String> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Ok(ModeSetting(None));
+    }
+    Mode::from_str(value, false)
+        .map(|mode| ModeSetting(Some(mode)))
+        .map_err(|_| format!("`{value}` is not a mode; use docs, read or write"))
+}
+
+/// A directory setting whose empty value reaches [`absolute`] (which reads it as unset, for
+/// the same reason as [`ModeSetting`]) instead of being refused by clap's path parser.
+fn empty_is_unset_path() -> impl TypedValueParser<Value = PathBuf> {
+    clap::builder::OsStringValueParser::new().map(PathBuf::from)
 }
 
 /// A per-user default, so no other local user can pre-create it: the XDG cache directory

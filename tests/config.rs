@@ -152,3 +152,37 @@ async fn http_and_mcp_libraries_stay_at_warn_whatever_the_filter() {
         assert!(!(chatty && low), "library line below warn: {line}");
     }
 }
+
+/// MCP hosts that fill every variable from a settings form (an MCP Bundle's `user_config`)
+/// pass an empty string for a field the user left blank: that is unset, not an error, so the
+/// server starts with the defaults (docs mode without an endpoint, read mode with one).
+#[tokio::test]
+async fn empty_settings_from_a_host_form_mean_unset() {
+    let blank = [
+        ("SNOWLUMA_MCP_MODE", ""),
+        ("SNOWLUMA_MCP_TOKEN", ""),
+        ("SNOWLUMA_MCP_DOWNLOAD_DIR", ""),
+        ("SNOWLUMA_MCP_UPLOAD_ROOT", ""),
+        ("SNOWLUMA_MCP_TASK_DIR", ""),
+        ("SNOWLUMA_MCP_EVENTS_URL", ""),
+    ];
+    let fake = FakeSnowLuma::start(None).await;
+    for (endpoint, mode) in [("", "docs"), (fake.url.as_str(), "read")] {
+        let mut env = blank.to_vec();
+        env.push(("SNOWLUMA_MCP_ENDPOINT", endpoint));
+        let mut server = RawServer::spawn(&env);
+        let response = server
+            .request(
+                1,
+                "tools/call",
+                json!({ "name": "get_runtime_info", "arguments": {}, "_meta": modern_meta(json!({})) }),
+            )
+            .await;
+        let body = structured(&response);
+        assert_eq!(body["result"]["mode"], mode, "{body}");
+        if mode == "read" {
+            assert_eq!(body["result"]["upload_enabled"], false, "{body}");
+        }
+        server.finish().await;
+    }
+}
