@@ -9,11 +9,13 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 
 mod actions;
+mod events_reconnect;
 mod events_url;
 pub mod http;
 mod secret;
 mod tls;
 pub use actions::ActionSelection;
+pub use events_reconnect::EventsReconnect;
 pub use events_url::EventsUrl;
 pub use http::HttpConfig;
 use secret::{SecretSource, read_secret};
@@ -149,6 +151,9 @@ struct Flags {
 
     #[command(flatten)]
     http: http::HttpFlags,
+
+    #[command(flatten)]
+    events_reconnect: events_reconnect::ReconnectFlags,
 }
 
 /// Limits and places of stream actions (files move on the MCP host).
@@ -193,6 +198,8 @@ pub struct Config {
     pub token: Option<String>,
     /// Where live events come from; `None` disables event resources.
     pub events_url: Option<EventsUrl>,
+    /// How the event socket reconnects, and whether missed group messages are recovered.
+    pub events_reconnect: EventsReconnect,
     /// TLS for https endpoints and wss event sockets (system roots plus SNOWLUMA_MCP_CA_FILE).
     pub tls: Tls,
     pub timeout: Duration,
@@ -331,11 +338,13 @@ impl Config {
             || events_url.as_ref().is_some_and(EventsUrl::is_tls);
         let tls = Tls::load(flags.ca_file.as_deref(), uses_tls)?;
         let http = flags.http.into_config()?;
+        let events_reconnect = flags.events_reconnect.into_settings()?;
         Ok(Config {
             mode,
             endpoint,
             token,
             events_url,
+            events_reconnect,
             tls,
             timeout: Duration::from_millis(flags.timeout_ms),
             max_response_bytes: flags.max_response_bytes,

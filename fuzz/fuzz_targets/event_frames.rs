@@ -120,7 +120,7 @@ impl Resource {
                 assert!(!detail.is_empty());
                 self.status = ConnectionStatus::Stopped { reason, detail };
             }
-            (Ok(FrameVerdict::Heartbeat { time }), Expected::Heartbeat(want)) => {
+            (Ok(FrameVerdict::Heartbeat { time, .. }), Expected::Heartbeat(want)) => {
                 assert_eq!(time, want);
                 self.status = ConnectionStatus::Connected {
                     last_heartbeat: time,

@@ -1,6 +1,6 @@
 //! The process-wide hub: resources, their owners and buffers, and the shared connection.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -9,9 +9,13 @@ use serde_json::value::RawValue;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::buffer::{EventBuffer, cursor, parse_cursor};
-use super::connection::{CONNECT_TIMEOUT, ConnectionStatus, ConnectionTask, StopReason};
+use super::buffer::{EventBuffer, Gap, Kept, cursor, parse_cursor};
+use super::connection::{
+    CONNECT_TIMEOUT, ConnectionStatus, ConnectionTask, StopReason, unix_seconds,
+};
 use super::filter::{EventFilter, EventType};
+use super::recovery::{MessageHistory, Recovery};
+use crate::config::EventsReconnect;
 use super::{
     EventNotifier, EventsError, EventsUrl, OwnerId, Page, PageEntry, ResourceSummary, URI_PREFIX,
 };
@@ -43,6 +47,9 @@ pub(crate) struct HubShared {
     token: Option<String>,
     /// For `wss:`: the process's shared rustls configuration (see [`EventHub::with_tls`]).
     tls: Option<Arc<rustls::ClientConfig>>,
+    reconnect: EventsReconnect,
+    /// With recovery on: how missed group messages are fetched after a reconnect.
+    history: Option<Arc<dyn MessageHistory>>,
     /// Each reader task holds a read guard until it has finished (closing its socket), so
     /// [`EventHub::closed`] can wait for them with a write lock.
     readers: Arc<tokio::sync::RwLock<()>>,
@@ -73,6 +80,19 @@ struct Resource {
     notify: Arc<Notify>,
     stop_notifier: CancellationToken,
     notification_failed: bool,
+    /// When it was created (unix seconds): an outage it saw starts no earlier.
+    created: i64,
+    /// The message ids the latest recovery inserted, so their live copies, read from the
+    /// socket after the recovery, are not kept twice.
+    recovered_ids: HashSet<i64>,
+}
+
+/// One outage of the connection, ended by a successful reconnect.
+pub(super) struct Outage {
+    pub since: i64,
+    pub until: i64,
+    pub reason: String,
+    pub recovered: Option<Recovery>,
 }
 
 impl Resource {
@@ -96,11 +116,25 @@ impl EventHub {
         token: Option<String>,
         tls: Option<Arc<rustls::ClientConfig>>,
     ) -> EventHub {
+        EventHub::with_reconnect(url, token, tls, EventsReconnect::default(), None)
+    }
+
+    /// Like [`EventHub::with_tls`], reconnecting as `reconnect` says; with recovery on,
+    /// missed group messages are fetched through `history`.
+    pub fn with_reconnect(
+        url: EventsUrl,
+        token: Option<String>,
+        tls: Option<Arc<rustls::ClientConfig>>,
+        reconnect: EventsReconnect,
+        history: Option<Arc<dyn MessageHistory>>,
+    ) -> EventHub {
         EventHub {
             shared: Arc::new(HubShared {
                 url,
                 token: token.filter(|t| !t.is_empty()),
                 tls,
+                reconnect,
+                history,
                 readers: Arc::default(),
                 state: Mutex::new(HubState {
                     resources: HashMap::new(),
@@ -137,10 +171,17 @@ impl EventHub {
                     });
                 }
                 Some(c) => {
-                    if let ConnectionStatus::Stopped { detail, .. } = &*c.status.borrow() {
-                        return Err(EventsError::ConnectionStopped {
-                            detail: detail.clone(),
-                        });
+                    match &*c.status.borrow() {
+                        ConnectionStatus::Stopped {
+                            reason: StopReason::TokenRejected,
+                            ..
+                        } => return Err(EventsError::TokenRejected),
+                        ConnectionStatus::Stopped { detail, .. } => {
+                            return Err(EventsError::ConnectionStopped {
+                                detail: detail.clone(),
+                            });
+                        }
+                        _ => {}
                     }
                     c.status.subscribe()
                 }
@@ -229,8 +270,8 @@ impl EventHub {
         self.shared.page(&id, after.as_deref(), MAX_WAIT_LIMIT)
     }
 
-    /// Returns as soon as at least one event after `after` is buffered (or the connection has
-    /// stopped), else an empty page when `wait_ms` (0..=30000) runs out. `limit` (1..=256)
+    /// Returns as soon as at least one entry after `after` is buffered (an event, or the gap
+    /// of an outage once the connection is back) or the connection has stopped, else an empty page when `wait_ms` (0..=30000) runs out. `limit` (1..=256)
     /// bounds the entries. Cancelling `cancel` ends the wait at once with
     /// [`EventsError::Cancelled`]. One wait per resource at a time.
     pub async fn wait(
@@ -335,6 +376,8 @@ impl EventHub {
             token: self.shared.token.clone(),
             tls: self.shared.tls.clone(),
             self_id,
+            reconnect: self.shared.reconnect,
+            history: self.shared.history.clone(),
             stop,
             _running: self.shared.readers.clone().try_read_owned().ok(),
         };
@@ -369,6 +412,8 @@ impl EventHub {
             notify,
             stop_notifier,
             notification_failed: false,
+            created: unix_seconds(),
+            recovered_ids: HashSet::new(),
         }
     }
 }
@@ -484,15 +529,98 @@ impl HubShared {
                 last_heartbeat: None,
             });
         }
+        let message_id = message_id(kind, event);
         // Copied once, and only when some resource keeps it.
         let mut shared: Option<Arc<str>> = None;
         for resource in state.resources.values_mut() {
-            if resource.filter.accepts(kind, event) {
+            if resource.filter.accepts(kind, event)
+                && !message_id.is_some_and(|id| resource.recovered_ids.contains(&id))
+            {
                 let text = shared.get_or_insert_with(|| Arc::from(text)).clone();
-                resource.buffer.push(text);
+                resource.buffer.push_entry(Kept::Event {
+                    text,
+                    message_id,
+                    recovered: false,
+                });
                 resource.touch();
             }
         }
+    }
+
+    /// The socket is open: the first time (`outage` is `None`), or again after an outage,
+    /// which every resource records as one gap entry after the recovered messages it keeps.
+    pub(super) fn opened(&self, generation: u64, outage: Option<Outage>) {
+        let mut state = self.lock();
+        let Some(c) = state
+            .connection
+            .as_ref()
+            .filter(|c| c.generation == generation)
+        else {
+            return;
+        };
+        c.status.send_replace(ConnectionStatus::Connected {
+            last_heartbeat: None,
+        });
+        let Some(outage) = outage else { return };
+        for resource in state.resources.values_mut() {
+            let from = outage.since.max(resource.created);
+            let mut gap = Gap {
+                from,
+                to: outage.until,
+                reason: outage.reason.clone(),
+                recovered: None,
+                recovery_error: None,
+            };
+            if let Some(recovery) = &outage.recovered {
+                let mut kept = HashSet::new();
+                for message in &recovery.messages {
+                    let missed = (from..=outage.until).contains(&message.time)
+                        && resource.filter.accepts(message.kind, &message.event)
+                        && !kept.contains(&message.message_id)
+                        && !resource.buffer.holds_message(message.message_id);
+                    if missed {
+                        kept.insert(message.message_id);
+                        resource.buffer.push_entry(Kept::Event {
+                            text: message.text.clone(),
+                            message_id: Some(message.message_id),
+                            recovered: true,
+                        });
+                    }
+                }
+                gap.recovered = Some(kept.len());
+                gap.recovery_error =
+                    (!recovery.errors.is_empty()).then(|| recovery.errors.join("; "));
+                resource.recovered_ids = kept;
+            }
+            resource.buffer.push_entry(Kept::Gap(Arc::new(gap)));
+            resource.touch();
+        }
+    }
+
+    /// The socket was lost and is being reopened; resources keep what they hold.
+    pub(super) fn reconnecting(&self, generation: u64, status: ConnectionStatus) {
+        let state = self.lock();
+        if let Some(c) = state
+            .connection
+            .as_ref()
+            .filter(|c| c.generation == generation)
+        {
+            c.status.send_replace(status);
+        }
+    }
+
+    /// The groups whose missed messages a recovery asks for: every group a resource that
+    /// keeps messages filters on.
+    pub(super) fn recovery_groups(&self) -> BTreeSet<i64> {
+        let state = self.lock();
+        state
+            .resources
+            .values()
+            .filter(|r| r.filter.types.contains(&EventType::Message))
+            .filter_map(|r| r.filter.group_ids.as_ref())
+            .flatten()
+            .copied()
+            .collect()
     }
 
     pub(super) fn connection_stopped(&self, generation: u64, status: ConnectionStatus) {
@@ -528,9 +656,21 @@ pub fn read_page(
         entries: slice
             .entries
             .into_iter()
-            .map(|(seq, text)| PageEntry {
-                cursor: cursor(id, seq),
-                event: raw_event(&text),
+            .map(|(seq, kept)| match kept {
+                Kept::Event {
+                    text, recovered, ..
+                } => PageEntry {
+                    cursor: cursor(id, seq),
+                    event: Some(raw_event(&text)),
+                    gap: None,
+                    recovered,
+                },
+                Kept::Gap(gap) => PageEntry {
+                    cursor: cursor(id, seq),
+                    event: None,
+                    gap: Some(Gap::clone(&gap)),
+                    recovered: false,
+                },
             })
             .collect(),
         status,
@@ -547,6 +687,13 @@ pub fn read_page(
 fn raw_event(text: &str) -> Box<RawValue> {
     RawValue::from_string(text.to_string())
         .unwrap_or_else(|_| RawValue::from_string("null".into()).expect("null is JSON"))
+}
+
+/// A message event's `message_id`, which recovery deduplicates by.
+fn message_id(kind: EventType, event: &Value) -> Option<i64> {
+    (kind == EventType::Message)
+        .then(|| event.get("message_id").and_then(Value::as_i64))
+        .flatten()
 }
 
 fn unknown(uri: &str) -> EventsError {
