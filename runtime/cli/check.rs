@@ -154,7 +154,7 @@ async fn connect(config: &Config, report: &mut Report) {
                     )),
                 ),
             ),
-            Err(problem) => report.fail("events", &format!("stopped: {problem}")),
+            Err(problem) => report.fail("events", &format!("stopped: {problem}; {policy}")),
         }
     }
 }

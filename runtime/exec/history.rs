@@ -49,8 +49,9 @@ impl MessageHistory for PipelineHistory {
                     diagnostics["message"].as_str().unwrap_or_default()
                 ));
             }
-            match reply.result.as_ref().map(|r| &r["data"]["messages"]) {
-                Some(Value::Array(messages)) => Ok(messages.clone()),
+            let mut reply = reply;
+            match reply.take_result()["data"]["messages"].take() {
+                Value::Array(messages) => Ok(messages),
                 _ => Err("get_group_msg_history answered without data.messages".into()),
             }
         }

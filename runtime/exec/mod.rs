@@ -8,6 +8,7 @@
 mod check;
 mod classify;
 pub mod gate;
+mod history;
 pub mod policy;
 
 use std::sync::Arc;
@@ -27,6 +28,7 @@ use crate::trace::TraceContext;
 
 pub use check::ConnectionCheck;
 pub use classify::{classify, unknown_action};
+pub use history::PipelineHistory;
 pub use gate::{Access, Capability, ClientCapabilities, Entry, Requirement, Setup};
 pub use policy::{ActionPolicy, Denial};
 
