@@ -220,7 +220,14 @@ async fn read_until(
 ) -> Option<String> {
     loop {
         let page = hub
-            .wait(me, uri, after.as_deref(), 30_000, 256, CancellationToken::new())
+            .wait(
+                me,
+                uri,
+                after.as_deref(),
+                30_000,
+                256,
+                CancellationToken::new(),
+            )
             .await
             .expect("wait");
         let done = page.entries.iter().any(&last);

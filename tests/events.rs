@@ -311,7 +311,10 @@ async fn a_disconnect_reconnects_and_every_resource_records_one_gap() {
             page.status
         );
         assert_eq!(texts(&page), ["kept", "-", "after"]);
-        let gap = page.entries[1].gap.as_ref().expect("the middle entry is the gap");
+        let gap = page.entries[1]
+            .gap
+            .as_ref()
+            .expect("the middle entry is the gap");
         assert!(page.entries[1].event.is_none());
         assert!(gap.from <= gap.to, "{gap:?}");
         assert!(gap.reason.contains("event socket"), "{gap:?}");

@@ -37,8 +37,11 @@ struct StopFault {
     reason: &'static str,
 }
 
+/// A fault injected into the fake.
+type Inject = fn(&FakeEventSocket);
+
 /// A lost connection, which must come back with one gap entry.
-const LOST_FAULTS: [(&str, fn(&FakeEventSocket)); 2] = [
+const LOST_FAULTS: [(&str, Inject); 2] = [
     (
         "WebSocket drop (no close frame)",
         FakeEventSocket::drop_connections,

@@ -156,9 +156,8 @@ fn texts(entries: &[Value]) -> Vec<String> {
 
 /// Waits for a notifications/resources/updated about `uri`, keeping other messages.
 async fn updated(server: &mut RawServer, uri: &str) -> bool {
-    let is_it = |m: &Value| {
-        m["method"] == "notifications/resources/updated" && m["params"]["uri"] == uri
-    };
+    let is_it =
+        |m: &Value| m["method"] == "notifications/resources/updated" && m["params"]["uri"] == uri;
     if let Some(i) = server.backlog.iter().position(is_it) {
         server.backlog.remove(i);
         return true;
@@ -216,9 +215,7 @@ async fn three_restarts_lose_nothing_sent_and_leave_one_gap_each() {
         }
         let want = expected.clone();
         reader
-            .read_until(&format!("round {round} events"), |seen| {
-                texts(seen) == want
-            })
+            .read_until(&format!("round {round} events"), |seen| texts(seen) == want)
             .await;
         if round == 3 {
             break;
@@ -226,7 +223,10 @@ async fn three_restarts_lose_nothing_sent_and_leave_one_gap_each() {
         // Down: a crash; then back on the same port.
         ws.kill();
         let status = reader.status_until("reconnecting").await;
-        assert!(status["attempt"].as_u64().is_some_and(|n| n >= 1), "{status}");
+        assert!(
+            status["attempt"].as_u64().is_some_and(|n| n >= 1),
+            "{status}"
+        );
         assert!(status["next_attempt_at_ms"].is_i64(), "{status}");
         forget_notifications(&mut reader.server);
         ws.revive();
@@ -252,7 +252,10 @@ async fn three_restarts_lose_nothing_sent_and_leave_one_gap_each() {
     for gap in gaps {
         let gap = &gap["gap"];
         assert!(gap["from"].as_i64() <= gap["to"].as_i64(), "{gap}");
-        assert!(gap["reason"].as_str().is_some_and(|r| !r.is_empty()), "{gap}");
+        assert!(
+            gap["reason"].as_str().is_some_and(|r| !r.is_empty()),
+            "{gap}"
+        );
         assert!(gap.get("recovered").is_none(), "recovery is off: {gap}");
     }
     // The whole buffer, read again from the start, is the same sequence: reads never consume.
@@ -336,11 +339,7 @@ async fn recovery_inserts_the_missed_messages_once_before_the_gap() {
         texts(&reader.seen),
         ["before", "missed 1", "missed 2", "<gap>", "after"]
     );
-    let flags: Vec<bool> = reader
-        .seen
-        .iter()
-        .map(|e| e["recovered"] == true)
-        .collect();
+    let flags: Vec<bool> = reader.seen.iter().map(|e| e["recovered"] == true).collect();
     assert_eq!(flags, [false, true, true, false, false]);
     assert_eq!(reader.seen[3]["gap"]["recovered"], 2, "{:?}", reader.seen);
     // One history call, through the pipeline, for the filtered group with the set maximum.

@@ -148,10 +148,11 @@ async fn connect(config: &Config, report: &mut Report) {
                     "connected: the token was accepted{}{}; {policy}",
                     seen.self_id
                         .map_or(String::new(), |id| format!(", events for self_id {id}")),
-                    seen.heartbeat_interval_ms.map_or(String::new(), |ms| format!(
-                        ", heartbeat every {} s (two missed ones mean a dead connection)",
-                        ms / 1000
-                    )),
+                    seen.heartbeat_interval_ms
+                        .map_or(String::new(), |ms| format!(
+                            ", heartbeat every {} s (two missed ones mean a dead connection)",
+                            ms / 1000
+                        )),
                 ),
             ),
             Err(problem) => report.fail("events", &format!("stopped: {problem}; {policy}")),

@@ -19,7 +19,11 @@ pub struct ReconnectFlags {
     events_backoff_ms: u64,
 
     /// Longest delay between two reconnect attempts of the event socket, in milliseconds
-    #[arg(long, env = "SNOWLUMA_MCP_EVENTS_BACKOFF_MAX_MS", default_value_t = 30_000)]
+    #[arg(
+        long,
+        env = "SNOWLUMA_MCP_EVENTS_BACKOFF_MAX_MS",
+        default_value_t = 30_000
+    )]
     events_backoff_max_ms: u64,
 
     /// 1: after a reconnect, fetch the messages missed in the groups event resources filter on

@@ -129,9 +129,9 @@ impl EventBuffer {
 
     /// Whether a kept event carries this `message_id`.
     pub fn holds_message(&self, id: i64) -> bool {
-        self.kept.iter().any(|b| {
-            matches!(b.entry, Kept::Event { message_id: Some(kept), .. } if kept == id)
-        })
+        self.kept
+            .iter()
+            .any(|b| matches!(b.entry, Kept::Event { message_id: Some(kept), .. } if kept == id))
     }
 
     /// Up to `limit` events after position `after` (0 = from the start).

@@ -144,7 +144,9 @@ impl ConnectionTask {
             (socket, first) = loop {
                 attempt += 1;
                 let delay = backoff(&self.reconnect, attempt, jitter());
-                let Some(hub) = self.hub.upgrade() else { return };
+                let Some(hub) = self.hub.upgrade() else {
+                    return;
+                };
                 hub.reconnecting(
                     self.generation,
                     ConnectionStatus::Reconnecting {
@@ -180,7 +182,9 @@ impl ConnectionTask {
                 }
                 _ => None,
             };
-            let Some(hub) = self.hub.upgrade() else { return };
+            let Some(hub) = self.hub.upgrade() else {
+                return;
+            };
             hub.opened(
                 self.generation,
                 Some(super::hub::Outage {
@@ -214,7 +218,9 @@ impl ConnectionTask {
                     Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
                     Some(Ok(message)) => Attempt::Open(Box::new(socket), message),
                     Some(Err(e)) => Attempt::Retry(format!("the event socket failed: {e}")),
-                    None => Attempt::Retry("the event socket closed before SnowLuma's first frame".into()),
+                    None => Attempt::Retry(
+                        "the event socket closed before SnowLuma's first frame".into(),
+                    ),
                 };
             }
         };
@@ -332,8 +338,8 @@ impl ConnectionTask {
     /// Checks one frame and hands it on; `Some(interval)` for a heartbeat announcing its
     /// interval in milliseconds; an error stops the connection.
     fn frame(&self, text: &str) -> Result<Option<u64>, Ended> {
-        let verdict =
-            check_frame(text, self.self_id).map_err(|(reason, detail)| Ended::Stop(reason, detail))?;
+        let verdict = check_frame(text, self.self_id)
+            .map_err(|(reason, detail)| Ended::Stop(reason, detail))?;
         let Some(hub) = self.hub.upgrade() else {
             return Ok(None);
         };
@@ -380,9 +386,13 @@ fn classify_open_error(error: &WsError) -> Attempt {
             match status.as_u16() {
                 401 | 403 => Attempt::Stop(
                     StopReason::TokenRejected,
-                    format!("SnowLuma refused the handshake with HTTP {status}: the access token is missing or wrong"),
+                    format!(
+                        "SnowLuma refused the handshake with HTTP {status}: the access token is missing or wrong"
+                    ),
                 ),
-                500..=599 => Attempt::Retry(format!("the handshake was answered with HTTP {status}")),
+                500..=599 => {
+                    Attempt::Retry(format!("the handshake was answered with HTTP {status}"))
+                }
                 _ => Attempt::Stop(
                     StopReason::ConnectFailed,
                     format!(
@@ -517,7 +527,10 @@ mod tests {
     fn backoff_doubles_up_to_the_cap_with_jitter_in_the_upper_half() {
         let s = settings(500, 30_000);
         let full: Vec<u128> = (1..=9).map(|n| backoff(&s, n, 1.0).as_millis()).collect();
-        assert_eq!(full, [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+        assert_eq!(
+            full,
+            [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]
+        );
         assert_eq!(backoff(&s, 3, 0.0).as_millis(), 1000);
         assert_eq!(backoff(&s, 400, 0.0).as_millis(), 15_000);
         let j = jitter();
@@ -529,12 +542,18 @@ mod tests {
         let beat = r#"{"time":5,"self_id":1,"post_type":"meta_event","meta_event_type":"heartbeat","interval":30000}"#;
         assert_eq!(
             check_frame(beat, 1).unwrap(),
-            FrameVerdict::Heartbeat { time: Some(5), interval_ms: Some(30000) }
+            FrameVerdict::Heartbeat {
+                time: Some(5),
+                interval_ms: Some(30000)
+            }
         );
         let life = r#"{"time":5,"self_id":1,"post_type":"meta_event","meta_event_type":"lifecycle","interval":30000}"#;
         assert_eq!(
             check_frame(life, 1).unwrap(),
-            FrameVerdict::Heartbeat { time: Some(5), interval_ms: None }
+            FrameVerdict::Heartbeat {
+                time: Some(5),
+                interval_ms: None
+            }
         );
     }
 }

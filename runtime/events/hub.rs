@@ -15,10 +15,10 @@ use super::connection::{
 };
 use super::filter::{EventFilter, EventType};
 use super::recovery::{MessageHistory, Recovery};
-use crate::config::EventsReconnect;
 use super::{
     EventNotifier, EventsError, EventsUrl, OwnerId, Page, PageEntry, ResourceSummary, URI_PREFIX,
 };
+use crate::config::EventsReconnect;
 
 /// Most resources one process holds.
 pub const MAX_RESOURCES: usize = 16;

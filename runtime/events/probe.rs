@@ -85,14 +85,19 @@ pub async fn probe(
                 }
             }
             Some(Ok(Message::Close(Some(close)))) if close.code == CloseCode::Policy => {
-                break Err("SnowLuma closed the socket with 1008 (invalid access token): set \
+                break Err(
+                    "SnowLuma closed the socket with 1008 (invalid access token): set \
                            SNOWLUMA_MCP_TOKEN to the WebSocket adapter's token"
-                    .into());
+                        .into(),
+                );
             }
             Some(Ok(Message::Close(close))) => {
                 break Err(format!(
                     "SnowLuma closed the socket at once ({})",
-                    close.map_or("no close frame".into(), |c| format!("code {}", u16::from(c.code)))
+                    close.map_or("no close frame".into(), |c| format!(
+                        "code {}",
+                        u16::from(c.code)
+                    ))
                 ));
             }
             Some(Ok(_)) => {}

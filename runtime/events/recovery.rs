@@ -18,8 +18,11 @@ use super::filter::EventType;
 pub trait MessageHistory: Send + Sync {
     /// get_group_msg_history's `messages` for `group_id` (the latest `count`, oldest first),
     /// or why they could not be fetched.
-    fn group_history(&self, group_id: i64, count: u32)
-    -> BoxFuture<'static, Result<Vec<Value>, String>>;
+    fn group_history(
+        &self,
+        group_id: i64,
+        count: u32,
+    ) -> BoxFuture<'static, Result<Vec<Value>, String>>;
 }
 
 /// One message from a group's history.

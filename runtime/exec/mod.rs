@@ -28,8 +28,8 @@ use crate::trace::TraceContext;
 
 pub use check::ConnectionCheck;
 pub use classify::{classify, unknown_action};
-pub use history::PipelineHistory;
 pub use gate::{Access, Capability, ClientCapabilities, Entry, Requirement, Setup};
+pub use history::PipelineHistory;
 pub use policy::{ActionPolicy, Denial};
 
 /// Arguments of `query_action` and `invoke_action`.
