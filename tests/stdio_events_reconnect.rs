@@ -351,3 +351,54 @@ async fn recovery_inserts_the_missed_messages_once_before_the_gap() {
     );
     reader.server.kill().await;
 }
+
+/// A 2026-07-28 client listening with subscriptions/listen hears of the gap entry too.
+#[tokio::test]
+async fn modern_listeners_are_notified_of_the_gap() {
+    let ws = fake();
+    let mut server = RawServer::spawn(&[
+        ("SNOWLUMA_MCP_MODE", "read"),
+        ("SNOWLUMA_MCP_ENDPOINT", "http://127.0.0.1:9/"),
+        ("SNOWLUMA_MCP_TOKEN", TOKEN),
+        ("SNOWLUMA_MCP_EVENTS_URL", &ws.url),
+    ]);
+    let meta = raw_client::modern_meta(json!({}));
+    let sub = server
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "subscribe_events", "arguments": { "self_id": SELF }, "_meta": meta }),
+        )
+        .await;
+    let uri = structured(&sub)["result"]["uri"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{sub}"))
+        .to_string();
+    server
+        .send(&json!({ "jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen",
+                       "params": { "notifications": { "resourceSubscriptions": [uri] }, "_meta": meta } }))
+        .await;
+    let acknowledged = loop {
+        let message = server.next().await.expect("an acknowledgement");
+        if message["method"] == "notifications/subscriptions/acknowledged" {
+            break message;
+        }
+        server.backlog.push(message);
+    };
+    assert_eq!(
+        acknowledged["params"]["notifications"]["resourceSubscriptions"],
+        json!([uri])
+    );
+    ws.drop_connections();
+    assert!(
+        updated(&mut server, &uri).await,
+        "no resources/updated for the gap entry"
+    );
+    let read = server
+        .request(3, "resources/read", json!({ "uri": uri, "_meta": meta }))
+        .await;
+    let page: Value =
+        serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(texts(page["entries"].as_array().unwrap()), ["<gap>"]);
+    server.kill().await;
+}
