@@ -187,7 +187,7 @@ impl ConnectionTask {
             };
             hub.opened(
                 self.generation,
-                Some(super::hub::Outage {
+                Some(super::feed::Outage {
                     since,
                     until: unix_seconds(),
                     reason: lost,

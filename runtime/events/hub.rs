@@ -1,10 +1,9 @@
 //! The process-wide hub: resources, their owners and buffers, and the shared connection.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -13,8 +12,8 @@ use super::buffer::{EventBuffer, Gap, Kept, cursor, parse_cursor};
 use super::connection::{
     CONNECT_TIMEOUT, ConnectionStatus, ConnectionTask, StopReason, unix_seconds,
 };
-use super::filter::{EventFilter, EventType};
-use super::recovery::{MessageHistory, Recovery};
+use super::filter::EventFilter;
+use super::recovery::MessageHistory;
 use super::{
     EventNotifier, EventsError, EventsUrl, OwnerId, Page, PageEntry, ResourceSummary, URI_PREFIX,
 };
@@ -56,23 +55,23 @@ pub(crate) struct HubShared {
     state: Mutex<HubState>,
 }
 
-struct HubState {
-    resources: HashMap<String, Resource>,
-    connection: Option<Connection>,
+pub(super) struct HubState {
+    pub(super) resources: HashMap<String, Resource>,
+    pub(super) connection: Option<Connection>,
     generations: u64,
 }
 
-struct Connection {
+pub(super) struct Connection {
     self_id: i64,
-    generation: u64,
-    status: watch::Sender<ConnectionStatus>,
+    pub(super) generation: u64,
+    pub(super) status: watch::Sender<ConnectionStatus>,
     stop: CancellationToken,
 }
 
-struct Resource {
+pub(super) struct Resource {
     owner: OwnerId,
-    filter: EventFilter,
-    buffer: EventBuffer,
+    pub(super) filter: EventFilter,
+    pub(super) buffer: EventBuffer,
     /// Bumped on every change, so a waiter never misses one.
     changed: watch::Sender<u64>,
     waiting: bool,
@@ -81,22 +80,14 @@ struct Resource {
     stop_notifier: CancellationToken,
     notification_failed: bool,
     /// When it was created (unix seconds): an outage it saw starts no earlier.
-    created: i64,
+    pub(super) created: i64,
     /// The message ids the latest recovery inserted, so their live copies, read from the
     /// socket after the recovery, are not kept twice.
-    recovered_ids: HashSet<i64>,
-}
-
-/// One outage of the connection, ended by a successful reconnect.
-pub(super) struct Outage {
-    pub since: i64,
-    pub until: i64,
-    pub reason: String,
-    pub recovered: Option<Recovery>,
+    pub(super) recovered_ids: HashSet<i64>,
 }
 
 impl Resource {
-    fn touch(&self) {
+    pub(super) fn touch(&self) {
         self.changed.send_modify(|n| *n += 1);
         self.notify.notify_one();
     }
@@ -461,7 +452,7 @@ impl Drop for WaitGuard<'_> {
 }
 
 impl HubShared {
-    fn lock(&self) -> MutexGuard<'_, HubState> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, HubState> {
         // No code path panics while holding the lock; recover anyway rather than wedge.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -496,143 +487,6 @@ impl HubShared {
             status,
             resource.notification_failed,
         )
-    }
-
-    /// A lifecycle or heartbeat event: the connection is alive.
-    pub(super) fn meta_event(&self, generation: u64, time: Option<i64>) {
-        let state = self.lock();
-        if let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        {
-            c.status.send_replace(ConnectionStatus::Connected {
-                last_heartbeat: time,
-            });
-        }
-    }
-
-    /// An ordinary event: buffer it in every matching resource.
-    ///
-    /// `event` is the parsed frame, used only for filtering; `text` is what is kept.
-    pub(super) fn deliver(&self, generation: u64, kind: EventType, event: &Value, text: &str) {
-        let mut state = self.lock();
-        let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        else {
-            return;
-        };
-        if *c.status.borrow() == ConnectionStatus::Connecting {
-            c.status.send_replace(ConnectionStatus::Connected {
-                last_heartbeat: None,
-            });
-        }
-        let message_id = message_id(kind, event);
-        // Copied once, and only when some resource keeps it.
-        let mut shared: Option<Arc<str>> = None;
-        for resource in state.resources.values_mut() {
-            if resource.filter.accepts(kind, event)
-                && !message_id.is_some_and(|id| resource.recovered_ids.contains(&id))
-            {
-                let text = shared.get_or_insert_with(|| Arc::from(text)).clone();
-                resource.buffer.push_entry(Kept::Event {
-                    text,
-                    message_id,
-                    recovered: false,
-                });
-                resource.touch();
-            }
-        }
-    }
-
-    /// The socket is open: the first time (`outage` is `None`), or again after an outage,
-    /// which every resource records as one gap entry after the recovered messages it keeps.
-    pub(super) fn opened(&self, generation: u64, outage: Option<Outage>) {
-        let mut state = self.lock();
-        let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        else {
-            return;
-        };
-        c.status.send_replace(ConnectionStatus::Connected {
-            last_heartbeat: None,
-        });
-        let Some(outage) = outage else { return };
-        for resource in state.resources.values_mut() {
-            let from = outage.since.max(resource.created);
-            let mut gap = Gap {
-                from,
-                to: outage.until,
-                reason: outage.reason.clone(),
-                recovered: None,
-                recovery_error: None,
-            };
-            if let Some(recovery) = &outage.recovered {
-                let mut kept = HashSet::new();
-                for message in &recovery.messages {
-                    let missed = (from..=outage.until).contains(&message.time)
-                        && resource.filter.accepts(message.kind, &message.event)
-                        && !kept.contains(&message.message_id)
-                        && !resource.buffer.holds_message(message.message_id);
-                    if missed {
-                        kept.insert(message.message_id);
-                        resource.buffer.push_entry(Kept::Event {
-                            text: message.text.clone(),
-                            message_id: Some(message.message_id),
-                            recovered: true,
-                        });
-                    }
-                }
-                gap.recovered = Some(kept.len());
-                gap.recovery_error =
-                    (!recovery.errors.is_empty()).then(|| recovery.errors.join("; "));
-                resource.recovered_ids = kept;
-            }
-            resource.buffer.push_entry(Kept::Gap(Arc::new(gap)));
-            resource.touch();
-        }
-    }
-
-    /// The socket was lost and is being reopened; resources keep what they hold.
-    pub(super) fn reconnecting(&self, generation: u64, status: ConnectionStatus) {
-        let state = self.lock();
-        if let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        {
-            c.status.send_replace(status);
-        }
-    }
-
-    /// The groups whose missed messages a recovery asks for: every group a resource that
-    /// keeps messages filters on.
-    pub(super) fn recovery_groups(&self) -> BTreeSet<i64> {
-        let state = self.lock();
-        state
-            .resources
-            .values()
-            .filter(|r| r.filter.types.contains(&EventType::Message))
-            .filter_map(|r| r.filter.group_ids.as_ref())
-            .flatten()
-            .copied()
-            .collect()
-    }
-
-    pub(super) fn connection_stopped(&self, generation: u64, status: ConnectionStatus) {
-        let state = self.lock();
-        if let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        {
-            c.status.send_replace(status);
-            state.resources.values().for_each(Resource::touch);
-        }
     }
 }
 
@@ -687,13 +541,6 @@ pub fn read_page(
 fn raw_event(text: &str) -> Box<RawValue> {
     RawValue::from_string(text.to_string())
         .unwrap_or_else(|_| RawValue::from_string("null".into()).expect("null is JSON"))
-}
-
-/// A message event's `message_id`, which recovery deduplicates by.
-fn message_id(kind: EventType, event: &Value) -> Option<i64> {
-    (kind == EventType::Message)
-        .then(|| event.get("message_id").and_then(Value::as_i64))
-        .flatten()
 }
 
 fn unknown(uri: &str) -> EventsError {

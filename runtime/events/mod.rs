@@ -24,6 +24,7 @@
 pub(crate) mod buffer;
 pub(crate) mod connection;
 mod error;
+mod feed;
 mod filter;
 pub(crate) mod hub;
 mod probe;
