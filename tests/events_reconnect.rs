@@ -112,6 +112,8 @@ async fn two_missed_heartbeats_reconnect() {
     let page = hub.read(&me, &uri).unwrap();
     let gap = page.entries[0].gap.as_ref().expect("a gap entry");
     assert!(gap.reason.contains("heartbeat"), "{gap:?}");
+    // The gap starts at the last frame, two silent intervals (2 s) before it was noticed.
+    assert!(gap.from < gap.to, "{gap:?}");
     assert!(fake.handshakes() >= 2, "reconnected");
     fake.push(&group_message(SELF, GROUP, USER, "after"));
     assert!(within_30s(|| texts(&hub.read(&me, &uri).unwrap()).contains(&"after".into())).await);

@@ -97,7 +97,10 @@ enum Attempt {
 
 /// How an open connection ended.
 enum Ended {
-    Lost(String),
+    /// Lost: worth reconnecting. `since` is when it was last known alive (unix seconds) when
+    /// that is earlier than now: a silent connection may have dropped events long before the
+    /// watchdog noticed, and the gap must start there.
+    Lost(String, Option<i64>),
     Stop(StopReason, String),
     Released,
 }
@@ -133,12 +136,15 @@ impl ConnectionTask {
             let ended = self.serve(&mut socket, first).await;
             // Say goodbye, but do not let a stuck peer hold the task.
             let _ = tokio::time::timeout(Duration::from_secs(1), socket.close(None)).await;
-            let lost = match ended {
+            let (lost, since) = match ended {
                 Ended::Released => return,
                 Ended::Stop(reason, detail) => return self.stopped(reason, detail),
-                Ended::Lost(detail) => detail,
+                Ended::Lost(detail, since) => (detail, since.unwrap_or_else(unix_seconds)),
             };
-            let since = unix_seconds();
+            tracing::warn!(
+                detail = lost.as_str(),
+                "the event connection to SnowLuma was lost; reconnecting"
+            );
             let mut latest = lost.clone();
             let mut attempt = 0;
             (socket, first) = loop {
@@ -185,6 +191,10 @@ impl ConnectionTask {
             let Some(hub) = self.hub.upgrade() else {
                 return;
             };
+            tracing::info!(
+                attempts = attempt,
+                "the event connection to SnowLuma is back"
+            );
             hub.opened(
                 self.generation,
                 Some(super::feed::Outage {
@@ -211,7 +221,7 @@ impl ConnectionTask {
                     Some(Ok(Message::Close(frame))) => {
                         match closed(frame.map(|f| (f.code, f.reason.to_string()))) {
                             Ended::Stop(reason, detail) => Attempt::Stop(reason, detail),
-                            Ended::Lost(detail) => Attempt::Retry(detail),
+                            Ended::Lost(detail, _) => Attempt::Retry(detail),
                             Ended::Released => Attempt::Released,
                         }
                     }
@@ -240,6 +250,7 @@ impl ConnectionTask {
         // Set by each heartbeat from its `interval`: two intervals without one is a dead
         // connection (SnowLuma never pings, so TCP alone may not notice).
         let mut deadline: Option<(Instant, u64)> = None;
+        let mut last_frame: i64;
         let mut next = Some(Ok(first));
         loop {
             let verdict = match next.take() {
@@ -262,9 +273,10 @@ impl ConnectionTask {
                         MAX_FRAME_BYTES / 1024
                     ),
                 )),
-                Some(Err(e)) => Err(Ended::Lost(format!("the event socket failed: {e}"))),
+                Some(Err(e)) => Err(Ended::Lost(format!("the event socket failed: {e}"), None)),
                 None => Err(Ended::Lost(
                     "the event socket closed without a close frame".into(),
+                    None,
                 )),
             };
             match verdict {
@@ -275,6 +287,7 @@ impl ConnectionTask {
                 }
                 Ok(None) => {}
             }
+            last_frame = unix_seconds();
             let silence = async {
                 match deadline {
                     Some((at, _)) => tokio::time::sleep_until(at).await,
@@ -285,9 +298,10 @@ impl ConnectionTask {
                 _ = self.stop.cancelled() => return Ended::Released,
                 _ = silence => {
                     let allowed = deadline.map_or(0, |(_, ms)| ms);
-                    return Ended::Lost(format!(
-                        "no heartbeat from SnowLuma for two intervals ({allowed} ms)"
-                    ));
+                    return Ended::Lost(
+                        format!("no heartbeat from SnowLuma for two intervals ({allowed} ms)"),
+                        Some(last_frame),
+                    );
                 }
                 next = socket.next() => next,
             };
@@ -503,11 +517,14 @@ fn closed(frame: Option<(CloseCode, String)>) -> Ended {
              SNOWLUMA_MCP_TOKEN to the WebSocket adapter's token"
                 .into(),
         ),
-        Some((code, reason)) => Ended::Lost(format!(
-            "SnowLuma closed the event socket (code {}, reason {reason:?})",
-            u16::from(code)
-        )),
-        None => Ended::Lost("SnowLuma closed the event socket".into()),
+        Some((code, reason)) => Ended::Lost(
+            format!(
+                "SnowLuma closed the event socket (code {}, reason {reason:?})",
+                u16::from(code)
+            ),
+            None,
+        ),
+        None => Ended::Lost("SnowLuma closed the event socket".into(), None),
     }
 }
 
