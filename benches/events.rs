@@ -8,6 +8,10 @@
 //! - the native floor for the same burst: a tokio-tungstenite client on its own connection to
 //!   the fake, parsing every frame as JSON and applying the same filter, timed the same way,
 //!   and the hub's rate over it (runs alternate, each with only its own connection open);
+//! - across a reconnect: half a burst, the connection dropped (as a restarting SnowLuma would),
+//!   the hub reconnecting with the shipped backoff and recording the gap, then the other half;
+//!   the rate over the whole window (outage included), the outage itself (drop until the gap
+//!   entry is readable) and the rate of the second half alone;
 //! - heap bytes per buffered event: allocations held by one full resource (256 events),
 //!   counted by a wrapping global allocator, next to the JSON size of one frame.
 //!
@@ -18,6 +22,14 @@
 //! per event. On 2026-12-02, idle: 106,800-109,200 events/s through the hub against
 //! 255,600-289,500 for the native client (0.37-0.43x); the hub's reader pages with `wait` and
 //! took about two events a page, so part of the gap is one wake-up per page.
+//!
+//! Across a reconnect (issue 39), measured 2026-12-04 with the dev profile (`cargo bench
+//! --profile dev --bench events`: the shared disk had no room for a release build) on the
+//! loaded 2-core VM: 3,770-4,300 events/s over the whole window of 100,000 events with the
+//! outage inside it (the outage, drop until the gap entry is readable, 305-349 ms: the first
+//! backoff of 250-500 ms), 3,980-4,840 events/s after the reconnect, against 4,840-6,650
+//! events/s for a burst without one in the same runs. The second half runs at the plain rate;
+//! the window's figure is the plain rate less the backoff.
 
 #[path = "../tests/support/fake_snowluma_ws.rs"]
 mod fake_snowluma_ws;
@@ -79,6 +91,9 @@ fn main() {
                 "native client events/s: {native_rate:.0}; hub / native: {:.2}x",
                 hub_rate / native_rate
             );
+        }
+        for _ in 0..2 {
+            across_reconnect(&fake, &hub, 100_000).await;
         }
         memory(&fake, &hub).await;
     });
@@ -193,6 +208,79 @@ async fn native_throughput(fake: &FakeEventSocket, n: usize) -> f64 {
     assert_eq!(matched, n, "the native client saw every event");
     let _ = socket.close(None).await;
     n as f64 / elapsed.as_secs_f64()
+}
+
+/// Reads `uri` from `after` until an entry satisfies `last`; returns the cursor after it.
+async fn read_until(
+    hub: &EventHub,
+    me: &OwnerId,
+    uri: &str,
+    mut after: Option<String>,
+    last: impl Fn(&snowluma_mcp::events::PageEntry) -> bool,
+) -> Option<String> {
+    loop {
+        let page = hub
+            .wait(
+                me,
+                uri,
+                after.as_deref(),
+                30_000,
+                256,
+                CancellationToken::new(),
+            )
+            .await
+            .expect("wait");
+        let done = page.entries.iter().any(&last);
+        after = Some(page.next_cursor);
+        if done || page.status.is_stopped() {
+            return after;
+        }
+    }
+}
+
+/// The hub's rate across one reconnect: half the burst, a dropped connection, the other half.
+async fn across_reconnect(fake: &FakeEventSocket, hub: &EventHub, n: usize) {
+    let me = OwnerId::new("bench");
+    let filter = EventFilter::from_json(&json!({
+        "self_id": SELF, "types": ["message"], "group_ids": group_ids()
+    }))
+    .expect("filter");
+    let uri = hub
+        .subscribe(&me, filter, Arc::new(Silent))
+        .await
+        .expect("subscribe");
+    let (frames, last_text) = burst(n);
+    let first_last = format!("message {}", n / 2 - 1);
+    let second: Vec<String> = frames[n / 2..].to_vec();
+    let first: Vec<String> = frames[..n / 2].to_vec();
+    let started = Instant::now();
+    fake.push_batch(Arc::new(first));
+    let after = read_until(hub, &me, &uri, None, |e| {
+        e.parsed()["raw_message"] == first_last.as_str()
+    })
+    .await;
+    let dropped_at = Instant::now();
+    fake.drop_connections();
+    let after = read_until(hub, &me, &uri, after, |e| e.gap.is_some()).await;
+    let outage = dropped_at.elapsed();
+    open_connections(fake, 1, "the hub did not reconnect").await;
+    let resumed = Instant::now();
+    fake.push_batch(Arc::new(second));
+    read_until(hub, &me, &uri, after, |e| {
+        e.parsed()["raw_message"] == last_text.as_str()
+    })
+    .await;
+    let total = started.elapsed();
+    let after_rate = (n - n / 2) as f64 / resumed.elapsed().as_secs_f64();
+    println!(
+        "across a reconnect: {:.0} events/s over {:.1} ms ({n} events, outage {:.1} ms until \
+         the gap entry); after the reconnect {after_rate:.0} events/s",
+        n as f64 / total.as_secs_f64(),
+        total.as_secs_f64() * 1000.0,
+        outage.as_secs_f64() * 1000.0,
+    );
+    hub.release(&me, &uri).expect("release");
+    open_connections(fake, 0, "the hub's connection is still open").await;
 }
 
 async fn memory(fake: &FakeEventSocket, hub: &EventHub) {

@@ -10,11 +10,13 @@ use clap::builder::TypedValueParser;
 use clap::{Parser, ValueEnum};
 
 mod actions;
+mod events_reconnect;
 mod events_url;
 pub mod http;
 mod secret;
 mod tls;
 pub use actions::ActionSelection;
+pub use events_reconnect::EventsReconnect;
 pub use events_url::EventsUrl;
 pub use http::HttpConfig;
 use secret::{SecretSource, read_secret};
@@ -159,6 +161,9 @@ struct Flags {
 
     #[command(flatten)]
     http: http::HttpFlags,
+
+    #[command(flatten)]
+    events_reconnect: events_reconnect::ReconnectFlags,
 }
 
 /// Longest SNOWLUMA_MCP_TASK_RETENTION_SECS: ten years, far below where a time stamp plus the
@@ -211,6 +216,8 @@ pub struct Config {
     pub token: Option<String>,
     /// Where live events come from; `None` disables event resources.
     pub events_url: Option<EventsUrl>,
+    /// How the event socket reconnects, and whether missed group messages are recovered.
+    pub events_reconnect: EventsReconnect,
     /// TLS for https endpoints and wss event sockets (system roots plus SNOWLUMA_MCP_CA_FILE).
     pub tls: Tls,
     pub timeout: Duration,
@@ -362,11 +369,13 @@ impl Config {
             || events_url.as_ref().is_some_and(EventsUrl::is_tls);
         let tls = Tls::load(flags.ca_file.as_deref(), uses_tls)?;
         let http = flags.http.into_config()?;
+        let events_reconnect = flags.events_reconnect.into_settings()?;
         Ok(Config {
             mode,
             endpoint,
             token,
             events_url,
+            events_reconnect,
             tls,
             timeout: Duration::from_millis(flags.timeout_ms),
             max_response_bytes: flags.max_response_bytes,

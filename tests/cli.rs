@@ -183,8 +183,65 @@ async fn check_tries_the_events_url() {
     .await
     .unwrap();
     assert_eq!(code, Some(0), "{report}");
-    assert!(report.contains("ok    events"), "{report}");
+    assert!(report.contains("ok    events: connected"), "{report}");
+    // The state the event connection would have, and how it would come back.
+    assert!(report.contains("heartbeat every 30 s"), "{report}");
+    assert!(report.contains("backoff 500-30000 ms"), "{report}");
+    assert!(
+        report.contains("recovery of missed group messages off"),
+        "{report}"
+    );
     assert_eq!(socket.handshakes(), 1);
+
+    // SnowLuma accepts the upgrade and then closes with 1008: a refused token, not a pass.
+    let (url, events) = (fake.url.clone(), socket.url.clone());
+    let (code, report) = tokio::task::spawn_blocking(move || {
+        check(&[
+            ("SNOWLUMA_MCP_ENDPOINT", &url),
+            ("SNOWLUMA_MCP_TOKEN", TOKEN),
+            ("SNOWLUMA_MCP_EVENTS_URL", &events),
+            ("SNOWLUMA_MCP_EVENTS_RECOVER", "1"),
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0), "{report}");
+    assert!(
+        report.contains("recovery of missed group messages on (at most 100 a group)"),
+        "{report}"
+    );
+    socket.set_token(Some("another-token"));
+    let (url, events) = (fake.url.clone(), socket.url.clone());
+    let (code, report) = tokio::task::spawn_blocking(move || {
+        check(&[
+            ("SNOWLUMA_MCP_ENDPOINT", &url),
+            ("SNOWLUMA_MCP_TOKEN", TOKEN),
+            ("SNOWLUMA_MCP_EVENTS_URL", &events),
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(1), "{report}");
+    assert!(report.contains("FAIL  events: stopped"), "{report}");
+    assert!(report.contains("1008"), "{report}");
+    assert!(!report.contains(TOKEN), "{report}");
+
+    // A bad reconnect setting names the variable and its range.
+    let (url, events) = (fake.url.clone(), socket.url.clone());
+    let (code, report) = tokio::task::spawn_blocking(move || {
+        check(&[
+            ("SNOWLUMA_MCP_ENDPOINT", &url),
+            ("SNOWLUMA_MCP_EVENTS_URL", &events),
+            ("SNOWLUMA_MCP_EVENTS_RECOVER_MAX", "500"),
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(1), "{report}");
+    assert!(
+        report.contains("SNOWLUMA_MCP_EVENTS_RECOVER_MAX must be between 1 and 200"),
+        "{report}"
+    );
 
     let unreachable = "ws://127.0.0.1:9/".to_string();
     let url = fake.url.clone();

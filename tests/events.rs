@@ -289,7 +289,7 @@ async fn an_oversized_frame_stops_the_connection() {
 }
 
 #[tokio::test]
-async fn a_disconnect_stays_visible_without_reconnect_until_all_released() {
+async fn a_disconnect_reconnects_and_every_resource_records_one_gap() {
     let fake = fake();
     let hub = hub(&fake);
     let me = owner("a");
@@ -298,42 +298,39 @@ async fn a_disconnect_stays_visible_without_reconnect_until_all_released() {
     fake.push(&private_message(SELF, USER, "kept"));
     eventually(|| count(&hub, &me, &one) == 1).await;
     fake.drop_connections();
-    assert_eq!(stopped_reason(&hub).await, Some(StopReason::Disconnected));
-    let page = hub.read(&me, &one).unwrap();
-    assert!(page.status.is_stopped());
-    assert_eq!(texts(&page), ["kept"], "buffered events stay readable");
-    assert!(
-        hub.subscribe(&me, filter(json!({"self_id": SELF})), quiet())
-            .await
-            .is_err()
-    );
-    hub.release(&me, &one).unwrap();
-    assert!(
-        hub.read(&me, &two).unwrap().status.is_stopped(),
-        "still stopped while held"
-    );
-    assert_eq!(fake.handshakes(), 1, "no reconnect");
-    hub.release(&me, &two).unwrap();
-    subscribe(&hub, &me, json!({"self_id": SELF})).await;
-    assert_eq!(
-        fake.handshakes(),
-        2,
-        "a new subscription after release connects afresh"
-    );
+    // Back on its own: no release, no new subscription.
+    eventually(|| count(&hub, &me, &one) == 2 && count(&hub, &me, &two) == 2).await;
+    assert_eq!(fake.handshakes(), 2, "one reconnect");
+    fake.push(&private_message(SELF, USER, "after"));
+    eventually(|| count(&hub, &me, &two) == 3).await;
+    for uri in [&one, &two] {
+        let page = hub.read(&me, uri).unwrap();
+        assert!(
+            matches!(page.status, ConnectionStatus::Connected { .. }),
+            "{:?}",
+            page.status
+        );
+        assert_eq!(texts(&page), ["kept", "-", "after"]);
+        let gap = page.entries[1]
+            .gap
+            .as_ref()
+            .expect("the middle entry is the gap");
+        assert!(page.entries[1].event.is_none());
+        assert!(gap.from <= gap.to, "{gap:?}");
+        assert!(gap.reason.contains("event socket"), "{gap:?}");
+    }
 }
 
 #[tokio::test]
-async fn a_close_frame_is_surfaced() {
+async fn a_close_frame_is_named_in_the_gap() {
     let fake = fake();
     let hub = hub(&fake);
     let uri = subscribe(&hub, &owner("a"), json!({"self_id": SELF})).await;
     fake.close_connections(1001);
-    assert_eq!(stopped_reason(&hub).await, Some(StopReason::Disconnected));
+    eventually(|| count(&hub, &owner("a"), &uri) == 1).await;
     let page = hub.read(&owner("a"), &uri).unwrap();
-    let ConnectionStatus::Stopped { detail, .. } = page.status else {
-        panic!("not stopped")
-    };
-    assert!(detail.contains("1001"), "{detail}");
+    let gap = page.entries[0].gap.as_ref().expect("a gap entry");
+    assert!(gap.reason.contains("1001"), "{gap:?}");
 }
 
 #[tokio::test]

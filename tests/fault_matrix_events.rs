@@ -2,10 +2,12 @@
 //! and the event resource against every fault SnowLuma's WebSocket side can show, over both
 //! transports (the real binary over stdio and over Streamable HTTP) in both protocol
 //! generations. Opening faults (nothing listening, a handshake that never completes, a rejected
-//! token) fail subscribe_events with their kind; faults on an open connection (drop, close
-//! frames, an oversized or malformed frame) stop it visibly: the resource keeps serving its
-//! buffered events with `status: stopped` and the reason, nothing reconnects silently, a new
-//! subscription is refused until the old one is released, and then one new connection opens.
+//! token) fail subscribe_events with their kind. A lost connection (drop, close 1011) comes
+//! back on its own (issue 39): the resource records one gap entry and keeps delivering, with no
+//! new subscription. Configuration faults on an open connection (close 1008, an oversized or
+//! malformed frame) stop it visibly: the resource keeps serving its buffered events with
+//! `status: stopped` and the reason, nothing reconnects, a new subscription is refused until
+//! the old one is released, and then one new connection opens.
 //! Every tool result is checked against the advertised outputSchema.
 
 #[path = "support/fake_snowluma_ws.rs"]
@@ -35,17 +37,19 @@ struct StopFault {
     reason: &'static str,
 }
 
-const STOP_FAULTS: [StopFault; 5] = [
-    StopFault {
-        name: "WebSocket drop (no close frame)",
-        inject: FakeEventSocket::drop_connections,
-        reason: "disconnected",
-    },
-    StopFault {
-        name: "close frame 1011",
-        inject: |ws| ws.close_connections(1011),
-        reason: "disconnected",
-    },
+/// A fault injected into the fake.
+type Inject = fn(&FakeEventSocket);
+
+/// A lost connection, which must come back with one gap entry.
+const LOST_FAULTS: [(&str, Inject); 2] = [
+    (
+        "WebSocket drop (no close frame)",
+        FakeEventSocket::drop_connections,
+    ),
+    ("close frame 1011", |ws| ws.close_connections(1011)),
+];
+
+const STOP_FAULTS: [StopFault; 3] = [
     StopFault {
         name: "close frame 1008 (token revoked)",
         inject: |ws| ws.close_connections(1008),
@@ -184,7 +188,39 @@ async fn events_matrix(kind: PeerKind) -> usize {
     delivers(&mut peer, &ws, &uri, "after token", &cell).await;
     cells += 1;
 
-    // Faults on the open connection.
+    // Lost connections: back on their own, one gap entry each.
+    for (name, inject) in &LOST_FAULTS {
+        let cell = format!("{kind} {name}");
+        let handshakes = ws.handshakes();
+        let before = read_page(&mut peer, &uri).await["entries"]
+            .as_array()
+            .map_or(0, Vec::len);
+        inject(&ws);
+        let page = read_until(&mut peer, &uri, |p| {
+            p["entries"].as_array().map_or(0, Vec::len) > before
+        })
+        .await;
+        let entries = page["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), before + 1, "{cell}: {page}");
+        assert!(
+            entries[before]["gap"]["reason"]
+                .as_str()
+                .is_some_and(|r| !r.is_empty()),
+            "{cell}: {page}"
+        );
+        assert_eq!(ws.handshakes(), handshakes + 1, "{cell}: one reconnect");
+        // The tool shows the same gap.
+        let read = peer
+            .call("read_events", json!({ "uri": uri, "wait_ms": 0 }))
+            .await;
+        assert!(!read.is_error, "{cell}: {}", read.body);
+        assert_eq!(read.body["result"]["entries"], page["entries"], "{cell}");
+        delivers(&mut peer, &ws, &uri, &format!("after {name}"), &cell).await;
+        assert!(peer.alive(), "{cell}: the server exited");
+        cells += 1;
+    }
+
+    // Configuration faults on the open connection.
     for fault in &STOP_FAULTS {
         let cell = format!("{kind} {}", fault.name);
         let handshakes = ws.handshakes();
@@ -212,8 +248,12 @@ async fn events_matrix(kind: PeerKind) -> usize {
             "{cell}"
         );
         assert_eq!(texts(&read.body["result"]), texts(&page), "{cell}");
-        // No silent reconnect: a new subscription is refused until the old one is released.
-        subscribe_fails(&mut peer, "events_connection", &cell).await;
+        // No reconnect: a new subscription is refused until the old one is released.
+        let refusal = match fault.reason {
+            "token_rejected" => "events_token",
+            _ => "events_connection",
+        };
+        subscribe_fails(&mut peer, refusal, &cell).await;
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(
             ws.handshakes(),
@@ -240,7 +280,11 @@ async fn events_matrix(kind: PeerKind) -> usize {
     }
     unsubscribe(&mut peer, &uri, &format!("{kind} end")).await;
     // Every tool call above went through `Peer::call`, which validates its result.
-    assert!(peer.validated >= 3 * cells, "{kind}: results validated");
+    let lost = LOST_FAULTS.len();
+    assert!(
+        peer.validated >= 3 * (cells - lost) + lost,
+        "{kind}: results validated"
+    );
     peer.stop().await;
     cells
 }
@@ -253,6 +297,6 @@ async fn event_tools_meet_every_websocket_fault_on_both_transports() {
         let cells = run
             .await
             .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-        assert_eq!(cells, 3 + STOP_FAULTS.len(), "{kind}");
+        assert_eq!(cells, 3 + LOST_FAULTS.len() + STOP_FAULTS.len(), "{kind}");
     }
 }

@@ -131,9 +131,31 @@ async fn connect(config: &Config, report: &mut Report) {
         }
     }
     if let Some(url) = &config.events_url {
+        let reconnect = &config.events_reconnect;
+        let policy = format!(
+            "reconnects after a restart with backoff {}-{} ms; recovery of missed group messages {}",
+            reconnect.backoff.as_millis(),
+            reconnect.backoff_max.as_millis(),
+            match reconnect.recover {
+                Some(max) => format!("on (at most {max} a group)"),
+                None => "off".into(),
+            }
+        );
         match crate::events::probe(url, config.token.as_deref(), EVENTS_LIMIT).await {
-            Ok(()) => report.pass("events", "WebSocket handshake succeeded"),
-            Err(problem) => report.fail("events", &problem),
+            Ok(seen) => report.pass(
+                "events",
+                &format!(
+                    "connected: the token was accepted{}{}; {policy}",
+                    seen.self_id
+                        .map_or(String::new(), |id| format!(", events for self_id {id}")),
+                    seen.heartbeat_interval_ms
+                        .map_or(String::new(), |ms| format!(
+                            ", heartbeat every {} s (two missed ones mean a dead connection)",
+                            ms / 1000
+                        )),
+                ),
+            ),
+            Err(problem) => report.fail("events", &format!("stopped: {problem}; {policy}")),
         }
     }
 }

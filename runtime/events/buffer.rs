@@ -1,26 +1,69 @@
-//! One resource's bounded event buffer and its cursors.
+//! One resource's bounded buffer of entries (events and outage gaps) and its cursors.
 //!
-//! Events are numbered 1, 2, 3... per resource. A cursor names a position "after event n" of
-//! one resource: `<resource id>-<n>`. The oldest events are evicted first when the count or the
-//! byte budget is exceeded; a reader whose cursor points before the oldest kept event sees
-//! `gap: true`.
+//! Entries are numbered 1, 2, 3... per resource. A cursor names a position "after entry n" of
+//! one resource: `<resource id>-<n>`. The oldest entries are evicted first when the count or
+//! the byte budget is exceeded; a reader whose cursor points before the oldest kept entry sees
+//! `gap: true`. An outage of the connection is one entry of its own ([`Gap`]), so a reader
+//! who reads across a SnowLuma restart sees where events may be missing.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use serde::Serialize;
+
 use super::EventsError;
 
-/// Most events one resource keeps.
+/// Most entries one resource keeps.
 pub const MAX_BUFFERED_EVENTS: usize = 256;
 /// Most bytes of event JSON (as received) one resource keeps.
 pub const MAX_BUFFERED_BYTES: usize = 1 << 20;
 
-/// One kept event: the frame's JSON text exactly as received. Keeping text rather than a
-/// parsed `Value` holds memory close to the JSON size (a parsed object costs several times
-/// its text); one text is shared by every resource whose filter kept it.
+/// Where the connection was down, as a resource records it once the connection is back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Gap {
+    /// When the connection was lost (unix seconds; for a resource created during the outage,
+    /// its creation).
+    pub from: i64,
+    /// When the connection was open again (unix seconds).
+    pub to: i64,
+    /// Why the connection was lost.
+    pub reason: String,
+    /// With recovery on: how many missed messages were inserted just before this entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<usize>,
+    /// With recovery on: why some group's history could not be fetched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery_error: Option<String>,
+}
+
+/// One kept entry. Events keep the frame's JSON text exactly as received: text holds memory
+/// close to the JSON size (a parsed object costs several times its text), and one text is
+/// shared by every resource whose filter kept it.
+#[derive(Debug, Clone)]
+pub enum Kept {
+    Event {
+        text: Arc<str>,
+        /// A message event's `message_id`, for recovery's duplicate check.
+        message_id: Option<i64>,
+        /// Fetched with get_group_msg_history after an outage, not received live.
+        recovered: bool,
+    },
+    Gap(Arc<Gap>),
+}
+
+impl Kept {
+    fn bytes(&self) -> usize {
+        match self {
+            Kept::Event { text, .. } => text.len(),
+            // About its JSON size; gaps are rare and small.
+            Kept::Gap(gap) => 96 + gap.reason.len(),
+        }
+    }
+}
+
 struct Buffered {
     seq: u64,
-    event: Arc<str>,
+    entry: Kept,
 }
 
 #[derive(Default)]
@@ -33,7 +76,7 @@ pub struct EventBuffer {
 
 /// What a read of the buffer found, before status is attached.
 pub struct Slice {
-    pub entries: Vec<(u64, Arc<str>)>,
+    pub entries: Vec<(u64, Kept)>,
     pub next_seq: u64,
     pub oldest_seq: u64,
     pub dropped: u64,
@@ -45,19 +88,28 @@ impl EventBuffer {
         EventBuffer::default()
     }
 
+    /// Keeps one live event (its JSON text).
     pub fn push(&mut self, event: Arc<str>) {
+        self.push_entry(Kept::Event {
+            text: event,
+            message_id: None,
+            recovered: false,
+        });
+    }
+
+    pub fn push_entry(&mut self, entry: Kept) {
         self.last_seq += 1;
-        self.bytes += event.len();
+        self.bytes += entry.bytes();
         self.kept.push_back(Buffered {
             seq: self.last_seq,
-            event,
+            entry,
         });
         // The newest event always stays: one frame (256 KiB) is below the byte budget.
         while self.kept.len() > 1
             && (self.kept.len() > MAX_BUFFERED_EVENTS || self.bytes > MAX_BUFFERED_BYTES)
         {
             if let Some(old) = self.kept.pop_front() {
-                self.bytes -= old.event.len();
+                self.bytes -= old.entry.bytes();
                 self.dropped += 1;
             }
         }
@@ -75,17 +127,24 @@ impl EventBuffer {
         self.last_seq
     }
 
+    /// Whether a kept event carries this `message_id`.
+    pub fn holds_message(&self, id: i64) -> bool {
+        self.kept
+            .iter()
+            .any(|b| matches!(b.entry, Kept::Event { message_id: Some(kept), .. } if kept == id))
+    }
+
     /// Up to `limit` events after position `after` (0 = from the start).
     pub fn slice(&self, after: u64, limit: usize) -> Slice {
         let oldest_kept = self.kept.front().map_or(self.last_seq + 1, |b| b.seq);
         // Kept sequence numbers are contiguous, so the first wanted one is found by offset.
         let skip = (after + 1).saturating_sub(oldest_kept) as usize;
-        let entries: Vec<(u64, Arc<str>)> = self
+        let entries: Vec<(u64, Kept)> = self
             .kept
             .iter()
             .skip(skip)
             .take(limit)
-            .map(|b| (b.seq, b.event.clone()))
+            .map(|b| (b.seq, b.entry.clone()))
             .collect();
         Slice {
             next_seq: entries.last().map_or(after, |(seq, _)| *seq),
@@ -145,7 +204,10 @@ mod tests {
         let from_start = buffer.slice(0, 1000);
         assert!(from_start.gap);
         assert_eq!(from_start.dropped, 44);
-        assert_eq!(from_start.entries[0].1.trim(), "44");
+        let Kept::Event { text, .. } = &from_start.entries[0].1 else {
+            panic!("an event was kept")
+        };
+        assert_eq!(text.trim(), "44");
         let caught_up = buffer.slice(from_start.oldest_seq, 1000);
         assert!(!caught_up.gap);
         assert_eq!(caught_up.entries.len(), 256);

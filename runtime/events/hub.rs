@@ -1,20 +1,23 @@
 //! The process-wide hub: resources, their owners and buffers, and the shared connection.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::buffer::{EventBuffer, cursor, parse_cursor};
-use super::connection::{CONNECT_TIMEOUT, ConnectionStatus, ConnectionTask, StopReason};
-use super::filter::{EventFilter, EventType};
+use super::buffer::{EventBuffer, Gap, Kept, cursor, parse_cursor};
+use super::connection::{
+    CONNECT_TIMEOUT, ConnectionStatus, ConnectionTask, StopReason, unix_seconds,
+};
+use super::filter::EventFilter;
+use super::recovery::MessageHistory;
 use super::{
     EventNotifier, EventsError, EventsUrl, OwnerId, Page, PageEntry, ResourceSummary, URI_PREFIX,
 };
+use crate::config::EventsReconnect;
 
 /// Most resources one process holds.
 pub const MAX_RESOURCES: usize = 16;
@@ -43,29 +46,32 @@ pub(crate) struct HubShared {
     token: Option<String>,
     /// For `wss:`: the process's shared rustls configuration (see [`EventHub::with_tls`]).
     tls: Option<Arc<rustls::ClientConfig>>,
+    reconnect: EventsReconnect,
+    /// With recovery on: how missed group messages are fetched after a reconnect.
+    history: Option<Arc<dyn MessageHistory>>,
     /// Each reader task holds a read guard until it has finished (closing its socket), so
     /// [`EventHub::closed`] can wait for them with a write lock.
     readers: Arc<tokio::sync::RwLock<()>>,
     state: Mutex<HubState>,
 }
 
-struct HubState {
-    resources: HashMap<String, Resource>,
-    connection: Option<Connection>,
+pub(super) struct HubState {
+    pub(super) resources: HashMap<String, Resource>,
+    pub(super) connection: Option<Connection>,
     generations: u64,
 }
 
-struct Connection {
+pub(super) struct Connection {
     self_id: i64,
-    generation: u64,
-    status: watch::Sender<ConnectionStatus>,
+    pub(super) generation: u64,
+    pub(super) status: watch::Sender<ConnectionStatus>,
     stop: CancellationToken,
 }
 
-struct Resource {
+pub(super) struct Resource {
     owner: OwnerId,
-    filter: EventFilter,
-    buffer: EventBuffer,
+    pub(super) filter: EventFilter,
+    pub(super) buffer: EventBuffer,
     /// Bumped on every change, so a waiter never misses one.
     changed: watch::Sender<u64>,
     waiting: bool,
@@ -73,10 +79,15 @@ struct Resource {
     notify: Arc<Notify>,
     stop_notifier: CancellationToken,
     notification_failed: bool,
+    /// When it was created (unix seconds): an outage it saw starts no earlier.
+    pub(super) created: i64,
+    /// The message ids the latest recovery inserted, so their live copies, read from the
+    /// socket after the recovery, are not kept twice.
+    pub(super) recovered_ids: HashSet<i64>,
 }
 
 impl Resource {
-    fn touch(&self) {
+    pub(super) fn touch(&self) {
         self.changed.send_modify(|n| *n += 1);
         self.notify.notify_one();
     }
@@ -96,11 +107,25 @@ impl EventHub {
         token: Option<String>,
         tls: Option<Arc<rustls::ClientConfig>>,
     ) -> EventHub {
+        EventHub::with_reconnect(url, token, tls, EventsReconnect::default(), None)
+    }
+
+    /// Like [`EventHub::with_tls`], reconnecting as `reconnect` says; with recovery on,
+    /// missed group messages are fetched through `history`.
+    pub fn with_reconnect(
+        url: EventsUrl,
+        token: Option<String>,
+        tls: Option<Arc<rustls::ClientConfig>>,
+        reconnect: EventsReconnect,
+        history: Option<Arc<dyn MessageHistory>>,
+    ) -> EventHub {
         EventHub {
             shared: Arc::new(HubShared {
                 url,
                 token: token.filter(|t| !t.is_empty()),
                 tls,
+                reconnect,
+                history,
                 readers: Arc::default(),
                 state: Mutex::new(HubState {
                     resources: HashMap::new(),
@@ -137,10 +162,17 @@ impl EventHub {
                     });
                 }
                 Some(c) => {
-                    if let ConnectionStatus::Stopped { detail, .. } = &*c.status.borrow() {
-                        return Err(EventsError::ConnectionStopped {
-                            detail: detail.clone(),
-                        });
+                    match &*c.status.borrow() {
+                        ConnectionStatus::Stopped {
+                            reason: StopReason::TokenRejected,
+                            ..
+                        } => return Err(EventsError::TokenRejected),
+                        ConnectionStatus::Stopped { detail, .. } => {
+                            return Err(EventsError::ConnectionStopped {
+                                detail: detail.clone(),
+                            });
+                        }
+                        _ => {}
                     }
                     c.status.subscribe()
                 }
@@ -229,8 +261,8 @@ impl EventHub {
         self.shared.page(&id, after.as_deref(), MAX_WAIT_LIMIT)
     }
 
-    /// Returns as soon as at least one event after `after` is buffered (or the connection has
-    /// stopped), else an empty page when `wait_ms` (0..=30000) runs out. `limit` (1..=256)
+    /// Returns as soon as at least one entry after `after` is buffered (an event, or the gap
+    /// of an outage once the connection is back) or the connection has stopped, else an empty page when `wait_ms` (0..=30000) runs out. `limit` (1..=256)
     /// bounds the entries. Cancelling `cancel` ends the wait at once with
     /// [`EventsError::Cancelled`]. One wait per resource at a time.
     pub async fn wait(
@@ -335,6 +367,8 @@ impl EventHub {
             token: self.shared.token.clone(),
             tls: self.shared.tls.clone(),
             self_id,
+            reconnect: self.shared.reconnect,
+            history: self.shared.history.clone(),
             stop,
             _running: self.shared.readers.clone().try_read_owned().ok(),
         };
@@ -369,6 +403,8 @@ impl EventHub {
             notify,
             stop_notifier,
             notification_failed: false,
+            created: unix_seconds(),
+            recovered_ids: HashSet::new(),
         }
     }
 }
@@ -416,7 +452,7 @@ impl Drop for WaitGuard<'_> {
 }
 
 impl HubShared {
-    fn lock(&self) -> MutexGuard<'_, HubState> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, HubState> {
         // No code path panics while holding the lock; recover anyway rather than wedge.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -452,60 +488,6 @@ impl HubShared {
             resource.notification_failed,
         )
     }
-
-    /// A lifecycle or heartbeat event: the connection is alive.
-    pub(super) fn meta_event(&self, generation: u64, time: Option<i64>) {
-        let state = self.lock();
-        if let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        {
-            c.status.send_replace(ConnectionStatus::Connected {
-                last_heartbeat: time,
-            });
-        }
-    }
-
-    /// An ordinary event: buffer it in every matching resource.
-    ///
-    /// `event` is the parsed frame, used only for filtering; `text` is what is kept.
-    pub(super) fn deliver(&self, generation: u64, kind: EventType, event: &Value, text: &str) {
-        let mut state = self.lock();
-        let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        else {
-            return;
-        };
-        if *c.status.borrow() == ConnectionStatus::Connecting {
-            c.status.send_replace(ConnectionStatus::Connected {
-                last_heartbeat: None,
-            });
-        }
-        // Copied once, and only when some resource keeps it.
-        let mut shared: Option<Arc<str>> = None;
-        for resource in state.resources.values_mut() {
-            if resource.filter.accepts(kind, event) {
-                let text = shared.get_or_insert_with(|| Arc::from(text)).clone();
-                resource.buffer.push(text);
-                resource.touch();
-            }
-        }
-    }
-
-    pub(super) fn connection_stopped(&self, generation: u64, status: ConnectionStatus) {
-        let state = self.lock();
-        if let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        {
-            c.status.send_replace(status);
-            state.resources.values().for_each(Resource::touch);
-        }
-    }
 }
 
 /// One read of resource `id` whose events are in `buffer`: at most `limit` events after the
@@ -528,9 +510,21 @@ pub fn read_page(
         entries: slice
             .entries
             .into_iter()
-            .map(|(seq, text)| PageEntry {
-                cursor: cursor(id, seq),
-                event: raw_event(&text),
+            .map(|(seq, kept)| match kept {
+                Kept::Event {
+                    text, recovered, ..
+                } => PageEntry {
+                    cursor: cursor(id, seq),
+                    event: Some(raw_event(&text)),
+                    gap: None,
+                    recovered,
+                },
+                Kept::Gap(gap) => PageEntry {
+                    cursor: cursor(id, seq),
+                    event: None,
+                    gap: Some(Gap::clone(&gap)),
+                    recovered: false,
+                },
             })
             .collect(),
         status,

@@ -10,8 +10,12 @@
 //! Ownership: every call names an [`OwnerId`] (the MCP session). Another owner's resource is
 //! answered as if it did not exist.
 //!
+//! Restarts: the connection reopens with backoff after SnowLuma closes it, drops it or misses
+//! heartbeats; each resource records the outage as one gap entry in its buffer, optionally after
+//! the missed group messages (fetched through a [`MessageHistory`]). Readers never resubscribe.
+//!
 //! Notifications: each resource has an [`EventNotifier`] given at subscription, called with
-//! the canonical URI when the resource gains events or its connection stops. Calls are
+//! the canonical URI when the resource gains entries or its connection stops. Calls are
 //! coalesced (while one is pending or running, further changes collapse into one more call).
 //! Whether anyone is listening (legacy `resources/subscribe`, modern `subscriptions/listen`)
 //! is the notifier's business: the hub always calls it, and it may return `Ok(())` without
@@ -20,17 +24,20 @@
 pub(crate) mod buffer;
 pub(crate) mod connection;
 mod error;
+mod feed;
 mod filter;
 pub(crate) mod hub;
 mod probe;
+mod recovery;
 
 pub use crate::config::EventsUrl;
-pub use buffer::{MAX_BUFFERED_BYTES, MAX_BUFFERED_EVENTS};
+pub use buffer::{Gap, MAX_BUFFERED_BYTES, MAX_BUFFERED_EVENTS};
 pub use connection::{ConnectionStatus, MAX_FRAME_BYTES, StopReason};
 pub use error::EventsError;
 pub use filter::{EventFilter, EventType, MAX_FILTER_IDS, SubscribeRequest};
 pub use hub::{EventHub, MAX_RESOURCES, MAX_WAIT_LIMIT, MAX_WAIT_MS};
-pub use probe::probe;
+pub use probe::{ProbeReport, probe};
+pub use recovery::MessageHistory;
 
 pub(crate) use hub::HubShared;
 
@@ -80,18 +87,29 @@ pub struct Page {
     pub notification_failed: bool,
 }
 
+/// One entry of a page: an event, or (`gap`) an outage of the connection.
 #[derive(Debug, Clone, Serialize)]
 pub struct PageEntry {
-    /// The position of this event; reading `?after=` it returns the events that follow.
+    /// The position of this entry; reading `?after=` it returns the entries that follow.
     pub cursor: String,
     /// The OneBot event as SnowLuma sent it (its JSON text, unparsed).
-    pub event: Box<RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<Box<RawValue>>,
+    /// Where the connection was down; events from that time may be missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap: Option<Gap>,
+    /// The event was fetched with get_group_msg_history after an outage, not received live.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
 }
 
 impl PageEntry {
-    /// The event parsed, for callers that inspect it.
+    /// The event parsed, for callers that inspect it; `Null` for a gap.
     pub fn parsed(&self) -> Value {
-        serde_json::from_str(self.event.get()).unwrap_or(Value::Null)
+        self.event
+            .as_ref()
+            .and_then(|e| serde_json::from_str(e.get()).ok())
+            .unwrap_or(Value::Null)
     }
 }
 

@@ -8,6 +8,7 @@
 mod check;
 mod classify;
 pub mod gate;
+mod history;
 pub mod policy;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use crate::trace::TraceContext;
 pub use check::ConnectionCheck;
 pub use classify::{classify, unknown_action};
 pub use gate::{Access, Capability, ClientCapabilities, Entry, Requirement, Setup};
+pub use history::PipelineHistory;
 pub use policy::{ActionPolicy, Denial};
 
 /// Arguments of `query_action` and `invoke_action`.

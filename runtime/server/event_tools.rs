@@ -157,20 +157,37 @@ pub fn page_schema() -> Value {
                 "maxItems": MAX_WAIT_LIMIT,
                 "items": {
                     "type": "object",
+                    "description": "an event, or (gap) an outage of the connection: events from that time may be missing",
                     "properties": {
                         "cursor": cursor,
-                        "event": { "type": "object", "description": "the OneBot event exactly as SnowLuma sent it" }
+                        "event": { "type": "object", "description": "the OneBot event exactly as SnowLuma sent it" },
+                        "recovered": { "type": "boolean", "description": "fetched with get_group_msg_history after an outage, not received live" },
+                        "gap": {
+                            "type": "object",
+                            "description": "where the connection was down (unix seconds); recovered counts the messages inserted just before this entry",
+                            "properties": {
+                                "from": { "type": "integer" },
+                                "to": { "type": "integer" },
+                                "reason": { "type": "string" },
+                                "recovered": { "type": "integer", "minimum": 0 },
+                                "recovery_error": { "type": "string" }
+                            },
+                            "required": ["from", "to", "reason"]
+                        }
                     },
-                    "required": ["cursor", "event"]
+                    "required": ["cursor"]
                 }
             },
             "status": {
                 "type": "object",
-                "description": "the shared event connection: connecting, connected (last_heartbeat) or stopped (reason, detail)",
+                "description": "the shared event connection: connecting, connected (last_heartbeat), reconnecting (attempt, next_attempt_at_ms, since, detail) or stopped (reason, detail)",
                 "properties": {
-                    "state": { "enum": ["connecting", "connected", "stopped"] },
+                    "state": { "enum": ["connecting", "connected", "reconnecting", "stopped"] },
                     "last_heartbeat": { "type": ["integer", "null"] },
-                    "reason": { "enum": ["token_rejected", "account_mismatch", "malformed_event", "frame_too_large", "connect_failed", "disconnected"] },
+                    "attempt": { "type": "integer", "minimum": 1 },
+                    "next_attempt_at_ms": { "type": "integer" },
+                    "since": { "type": "integer" },
+                    "reason": { "enum": ["token_rejected", "account_mismatch", "malformed_event", "frame_too_large", "connect_failed"] },
                     "detail": { "type": "string" }
                 },
                 "required": ["state"]

@@ -14,8 +14,8 @@ use super::docs::StaticAnswer;
 use super::event_routes::SessionEvents;
 use super::tool_list::ToolLists;
 use crate::config::Config;
-use crate::events::EventHub;
-use crate::exec::{ClientCapabilities, Executor, Setup};
+use crate::events::{EventHub, MessageHistory};
+use crate::exec::{ClientCapabilities, Executor, PipelineHistory, Setup};
 use crate::input::{Continuations, STATE_LIFETIME, SystemClock};
 
 /// Test-only: how long prompts for missing params live (and how long a legacy
@@ -27,7 +27,7 @@ use crate::tasks::{ScopeInputs, TaskManager, TaskSettings, TaskStore, TaskStoreE
 /// What every session of this process shares.
 pub struct Shared {
     pub config: Config,
-    pub executor: Executor,
+    pub executor: Arc<Executor>,
     /// Open prompts for missing params, process-wide so the 256 limit and single use hold
     /// across sessions; its key dies with the process.
     pub continuations: Continuations,
@@ -49,7 +49,7 @@ impl Shared {
     /// Fails (a start-up error) when the task directory cannot be used: not private, leased
     /// by another process, made for another configuration, or holding a corrupt record.
     pub fn new(config: Config) -> Result<Arc<Shared>, String> {
-        let executor = Executor::new(&config)?;
+        let executor = Arc::new(Executor::new(&config)?);
         let input_lifetime = input_lifetime()?;
         let continuations = Continuations::with_clock(Box::new(SystemClock::new()), input_lifetime)
             .map_err(|error| format!("input prompts: {error}"))?;
@@ -58,7 +58,15 @@ impl Shared {
             .clone()
             .filter(|_| config.mode.executes())
             .map(|url| {
-                EventHub::with_tls(url, config.token.clone(), Some(config.tls.client_config()))
+                // Recovery runs get_group_msg_history through the one pipeline and gate.
+                let history: Arc<dyn MessageHistory> = Arc::new(PipelineHistory(executor.clone()));
+                EventHub::with_reconnect(
+                    url,
+                    config.token.clone(),
+                    Some(config.tls.client_config()),
+                    config.events_reconnect,
+                    config.events_reconnect.recover.map(|_| history),
+                )
             });
         let tasks = match &config.task_dir {
             Some(dir) => Some(open_tasks(dir, &config).map_err(|e| e.to_string())?),

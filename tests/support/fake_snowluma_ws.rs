@@ -53,6 +53,8 @@ enum Command {
     /// Drop the TCP connection without a close frame.
     Drop,
     Close(u16),
+    /// Stop sending heartbeats but keep the connection open (a hung SnowLuma).
+    Mute,
 }
 
 pub struct FakeEventSocket {
@@ -88,6 +90,39 @@ impl Shared {
 }
 
 impl FakeEventSocket {
+    /// Kills the server as a crash would: open connections drop without a close frame and
+    /// the port refuses connections until [`FakeEventSocket::revive`].
+    pub fn kill(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        let mut state = self.shared.lock();
+        state.connections.clear();
+        state.open = 0;
+    }
+
+    /// Serves again on the same port after [`FakeEventSocket::kill`] (the counters carry on).
+    pub fn revive(&mut self) {
+        let listener = (0..200)
+            .find_map(|_| {
+                std::net::TcpListener::bind(("127.0.0.1", self.port))
+                    .inspect_err(|_| std::thread::sleep(Duration::from_millis(50)))
+                    .ok()
+            })
+            .expect("fake WS: rebind the same port");
+        let (stop, thread) = spawn_server(listener, self.shared.clone());
+        self.stop = Some(stop);
+        self.thread = Some(thread);
+    }
+
+    /// Keeps every open connection but sends no more heartbeats on it.
+    pub fn mute_heartbeats(&self) {
+        self.broadcast(|| Command::Mute);
+    }
+
     pub fn start(opts: WsOptions) -> FakeEventSocket {
         let listener =
             std::net::TcpListener::bind(("127.0.0.1", 0)).expect("fake WS: bind 127.0.0.1");
@@ -112,20 +147,7 @@ impl FakeEventSocket {
             }),
             opts,
         });
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
-        let server_shared = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name(format!("fake-snowluma-ws-{port}"))
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .enable_all()
-                    .build()
-                    .expect("fake WS runtime");
-                rt.block_on(serve(listener, server_shared, stop_rx));
-                rt.shutdown_background();
-            })
-            .expect("spawn fake WS thread");
+        let (stop_tx, thread) = spawn_server(listener, shared.clone());
         FakeEventSocket {
             url,
             port,
@@ -201,6 +223,34 @@ impl Drop for FakeEventSocket {
             let _ = thread.join();
         }
     }
+}
+
+fn spawn_server(
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    std::thread::JoinHandle<()>,
+) {
+    listener
+        .set_nonblocking(true)
+        .expect("fake WS: nonblocking");
+    let port = listener.local_addr().expect("local addr").port();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
+    let thread = std::thread::Builder::new()
+        .name(format!("fake-snowluma-ws-{port}"))
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .expect("fake WS runtime");
+            rt.block_on(serve(listener, shared, stop_rx));
+            // Dropping the runtime drops every connection without a close frame.
+            rt.shutdown_background();
+        })
+        .expect("spawn fake WS thread");
+    (stop_tx, thread)
 }
 
 async fn serve(
@@ -287,19 +337,22 @@ where
             .await;
         return;
     }
+    let interval_ms = opts.heartbeat.as_millis() as u64;
     for frame in [
         lifecycle(opts.self_id, "connect"),
         lifecycle(opts.self_id, "enable"),
-        heartbeat(opts.self_id),
+        heartbeat_every(opts.self_id, interval_ms),
     ] {
         let _ = socket.send(Message::text(frame.to_string())).await;
     }
     let mut beat = tokio::time::interval(opts.heartbeat);
     beat.tick().await;
+    let mut muted = false;
     loop {
         tokio::select! {
-            _ = beat.tick() => {
-                if socket.send(Message::text(heartbeat(opts.self_id).to_string())).await.is_err() {
+            _ = beat.tick(), if !muted => {
+                let beat = heartbeat_every(opts.self_id, interval_ms);
+                if socket.send(Message::text(beat.to_string())).await.is_err() {
                     break;
                 }
             }
@@ -320,6 +373,7 @@ where
                     }
                 }
                 Some(Command::Drop) | None => break,
+                Some(Command::Mute) => muted = true,
                 Some(Command::Close(code)) => {
                     let _ = socket.close(Some(close_frame(code, "closed by the test"))).await;
                     // Wait for the client's answer so the close handshake completes.
@@ -360,9 +414,14 @@ pub fn lifecycle(self_id: i64, sub_type: &str) -> Value {
 }
 
 pub fn heartbeat(self_id: i64) -> Value {
+    heartbeat_every(self_id, 30_000)
+}
+
+/// A heartbeat announcing its interval in milliseconds, as SnowLuma's does.
+pub fn heartbeat_every(self_id: i64, interval_ms: u64) -> Value {
     json!({"time": now(), "self_id": self_id, "post_type": "meta_event",
            "meta_event_type": "heartbeat", "status": {"online": true, "good": true},
-           "interval": 30000})
+           "interval": interval_ms})
 }
 
 /// A group message event, shaped like SnowLuma's converter output (array format).
@@ -399,4 +458,17 @@ pub fn group_poke(self_id: i64, group_id: i64, user_id: i64) -> Value {
 pub fn friend_request(self_id: i64, user_id: i64) -> Value {
     json!({"time": now(), "self_id": self_id, "post_type": "request", "request_type": "friend",
            "user_id": user_id, "comment": "hello", "flag": "u_abc"})
+}
+
+/// A group message with its own `message_id` (recovery deduplicates by it).
+pub fn group_message_numbered(
+    self_id: i64,
+    group_id: i64,
+    user_id: i64,
+    text: &str,
+    message_id: i64,
+) -> Value {
+    let mut event = group_message(self_id, group_id, user_id, text);
+    event["message_id"] = json!(message_id);
+    event
 }
