@@ -1,12 +1,15 @@
 //! The fake SnowLuma as a process, for python tests and benchmarks.
 //!
 //! `cargo run --example fake_snowluma -- [--token T] [--port N]
-//!  [--generated NAME:SIZE[:SEED]]... [--app-version V] [--drop-uploads]`
+//!  [--generated NAME:SIZE[:SEED]]... [--url-file URL=PATH]... [--app-version V]
+//!  [--drop-uploads]`
 //!
 //! Binds 127.0.0.1 only, prints exactly one line
 //! `FAKE_SNOWLUMA_URL=http://127.0.0.1:PORT/` on stdout, then serves until
 //! stdin closes or the process is killed. A `--generated` file is downloaded
-//! with `file` = `/tmp/snowluma-stream/download/NAME`. Requests are not
+//! with `file` = `/tmp/snowluma-stream/download/NAME`. A `--url-file` is served as SnowLuma
+//! serves a URL body without Content-Length: `file_size` 0 and chunks of varying size (the
+//! bytes are read from PATH at start-up). Requests are not
 //! recorded here (nothing could read them), so memory stays flat.
 
 #[path = "../tests/support/fake_snowluma.rs"]
@@ -21,7 +24,7 @@ fn usage(problem: &str) -> ExitCode {
     eprintln!("fake_snowluma: {problem}");
     eprintln!(
         "usage: fake_snowluma [--token T] [--port N] [--generated NAME:SIZE[:SEED]]... \
-         [--app-version V] [--drop-uploads]"
+         [--url-file URL=PATH]... [--app-version V] [--drop-uploads]"
     );
     ExitCode::from(2)
 }
@@ -33,6 +36,7 @@ async fn main() -> ExitCode {
         ..FakeOptions::default()
     };
     let mut generated: Vec<(String, u64, u8)> = Vec::new();
+    let mut url_files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut version = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -60,6 +64,19 @@ async fn main() -> ExitCode {
                     _ => return usage("--generated needs NAME:SIZE[:SEED]"),
                 }
             }
+            "--url-file" => {
+                let spec = match value("--url-file") {
+                    Ok(s) => s,
+                    Err(e) => return usage(&e),
+                };
+                let Some((url, path)) = spec.split_once('=') else {
+                    return usage("--url-file needs URL=PATH");
+                };
+                match std::fs::read(path) {
+                    Ok(bytes) => url_files.push((url.to_string(), bytes)),
+                    Err(e) => return usage(&format!("--url-file: cannot read {path}: {e}")),
+                }
+            }
             "--app-version" => match value("--app-version") {
                 Ok(v) => version = Some(v),
                 Err(e) => return usage(&e),
@@ -72,6 +89,9 @@ async fn main() -> ExitCode {
     let fake = FakeSnowLuma::start_with(opts).await;
     for (name, size, seed) in &generated {
         fake.add_generated_file(name, *size, *seed);
+    }
+    for (url, bytes) in url_files {
+        fake.add_url_file(&url, bytes, false);
     }
     if let Some(v) = version {
         fake.set_version(&v);

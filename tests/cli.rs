@@ -207,13 +207,14 @@ async fn closing_stdin_before_initialize_exits_cleanly() {
     assert!(!stderr.contains("MCP client"), "{stderr}");
 }
 
-/// Runs the server with a pty as stdin (util-linux `script`) and sends Ctrl-D.
+/// Runs the server with a pty as stdin (util-linux `script`) and sends Ctrl-D once the hint is
+/// on the screen.
 #[test]
 fn a_terminal_gets_one_hint_and_the_server_still_serves() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: `script` (util-linux) is not installed");
-        return;
-    }
+    assert!(
+        Command::new("script").arg("--version").output().is_ok(),
+        "this test needs `script` from util-linux: apt-get install bsdutils (Debian) or util-linux"
+    );
     let command = format!("{} 2>&1", raw_client::binary());
     let mut child = Command::new("script")
         .args(["-qec", &command, "/dev/null"])
@@ -222,13 +223,32 @@ fn a_terminal_gets_one_hint_and_the_server_still_serves() {
         .stdout(Stdio::piped())
         .spawn()
         .expect("script");
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    // Read the screen on a thread; Ctrl-D goes only once the server has printed its hint.
+    let mut screen = child.stdout.take().unwrap();
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let mut shown = Vec::new();
+        let mut buffer = [0u8; 4096];
+        let mut told = false;
+        while let Ok(n @ 1..) = screen.read(&mut buffer) {
+            shown.extend_from_slice(&buffer[..n]);
+            if !told && text(&shown).contains("start it from an MCP client") {
+                told = true;
+                let _ = seen_tx.send(());
+            }
+        }
+        shown
+    });
+    seen_rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the terminal hint within 60 s");
     use std::io::Write;
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"\x04").unwrap();
     drop(stdin);
-    let out = child.wait_with_output().expect("script ends");
-    let shown = text(&out.stdout);
+    child.wait().expect("script ends");
+    let shown = text(&reader.join().unwrap());
     assert_eq!(
         shown.matches("start it from an MCP client").count(),
         1,

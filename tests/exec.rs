@@ -8,7 +8,7 @@ mod fake_snowluma;
 #[path = "support/raw_client.rs"]
 mod raw_client;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fake_snowluma::{FakeOptions, FakeSnowLuma, Fault};
 use raw_client::{RawServer, modern_meta, structured, wait_until};
@@ -435,9 +435,10 @@ async fn transport_failures_are_tool_errors_with_a_kind_and_next_step() {
 #[tokio::test]
 async fn timeouts_leave_writes_unknown_and_are_not_retried() {
     let fake = FakeSnowLuma::start(Some(TOKEN)).await;
-    fake.set_fault(None, Fault::Slow(Duration::from_secs(5)));
+    // The fake answers long after the raw client gives up waiting, so only the server's own
+    // timeout can produce this answer.
+    fake.set_fault(None, Fault::Slow(Duration::from_secs(600)));
     let mut server = spawn("write", &fake.url, &[("SNOWLUMA_MCP_TIMEOUT_MS", "300")]);
-    let began = Instant::now();
     let (response, body) = call(
         &mut server,
         1,
@@ -445,10 +446,6 @@ async fn timeouts_leave_writes_unknown_and_are_not_retried() {
         json!({ "action": "set_group_ban", "params": { "group_id": 20001, "user_id": 30001 } }),
     )
     .await;
-    assert!(
-        began.elapsed() < Duration::from_secs(4),
-        "the timeout bounds the call"
-    );
     assert!(is_error(&response));
     assert_eq!(body["diagnostics"]["kind"], "timeout");
     assert_eq!(body["diagnostics"]["outcome"], "unknown");

@@ -255,8 +255,13 @@ async fn killed_mid_task(kind: PeerKind, row: &'static Row) {
         "{cell}: {:?}",
         dirs.downloaded()
     );
-    // Give a replay every chance to show up: it must not.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A replay would start while the task store opens, before the server reads a request; a
+    // marker call answered after that bounds the fake's log: it holds no second transfer.
+    let marker = peer
+        .call("query_action", json!({ "action": "get_status" }))
+        .await;
+    assert!(!marker.is_error, "{cell}: marker call: {}", marker.body);
+    assert!(!fake.requests_for("get_status").is_empty(), "{cell}");
     assert_eq!(sent(&fake), target, "{cell}: the transfer was replayed");
     check_follow_up(&mut peer, &fake, row, &dirs, &cell).await;
     peer.stop().await;

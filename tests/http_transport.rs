@@ -315,11 +315,28 @@ async fn idle_sessions_expire_and_release_their_slot() {
             .status,
         503
     );
-    // Silence past the idle timeout ends the session (every request would keep it alive).
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Silence past the idle timeout ends the session (a request in it would keep it alive), which
+    // frees the one slot: a new initialize, which does not touch the old session, then succeeds.
+    let mut reopened = None;
+    for attempt in 0..300 {
+        let reply = post(url, Some(TOKEN), &[], &initialize_body(10 + attempt)).await;
+        if reply.status == 200 {
+            reopened = Some(reply);
+            break;
+        }
+        assert_eq!(
+            reply.status, 503,
+            "only the slot may refuse: {}",
+            reply.body
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        reopened.is_some(),
+        "the idle session did not expire within 30 s"
+    );
     let expired = in_session(url, &session, &tools_list(4)).await.status == 404;
-    assert!(expired, "the idle session did not expire");
-    open_session(url, Some(TOKEN)).await;
+    assert!(expired, "the expired session still answers");
     server.stop().await;
 }
 
@@ -524,7 +541,6 @@ async fn ending_a_session_releases_its_event_resources() {
         "the subscription did not connect",
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(2500)).await;
     wait_for(
         || ws.open_connections() == 0,
         "idle expiry did not release the event resource",
@@ -535,7 +551,7 @@ async fn ending_a_session_releases_its_event_resources() {
 }
 
 async fn wait_for(mut condition: impl FnMut() -> bool, what: &str) {
-    for _ in 0..100 {
+    for _ in 0..600 {
         if condition() {
             return;
         }

@@ -146,7 +146,22 @@ async fn cancelling_a_waiting_read_events_ends_it_and_the_resource_still_works()
         .send(&json!({ "jsonrpc": "2.0", "id": 50, "method": "tools/call",
                        "params": { "name": "read_events", "arguments": { "uri": uri, "wait_ms": 20000 } } }))
         .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Pushed only once that wait holds the resource, so the event is what wakes it.
+    loop {
+        id += 1;
+        let probe = server
+            .request(
+                id,
+                "tools/call",
+                json!({ "name": "read_events", "arguments": { "uri": uri, "wait_ms": 0 } }),
+            )
+            .await;
+        if structured(&probe)["diagnostics"]["kind"] == "wait_in_progress" {
+            break;
+        }
+        assert!(id < 1000, "the second read_events never started waiting");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     socket.push(&group_message(SELF, 20001, 30001, "after cancel"));
     let woke = structured(&server.wait_for_id(&json!(50)).await);
     assert_eq!(
@@ -189,9 +204,19 @@ async fn woken(task: Waiter) -> Page {
         .unwrap()
 }
 
-/// Lets the hub deliver whatever was pushed, so a wrongly woken waiter would have returned.
-async fn settle() {
-    tokio::time::sleep(Duration::from_millis(150)).await;
+/// Returns once a wait holds `uri` (a zero-wait read is refused with `WaitInProgress`), so an
+/// event pushed afterwards is one that wait sees arrive.
+async fn waiting(hub: &EventHub, who: &OwnerId, uri: &str) {
+    for _ in 0..1500 {
+        let probe = hub
+            .wait(who, uri, None, 0, 16, CancellationToken::new())
+            .await;
+        if matches!(probe, Err(EventsError::WaitInProgress { .. })) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no wait started on {uri} within 30 s");
 }
 
 #[tokio::test]
@@ -211,40 +236,36 @@ async fn concurrent_waits_are_woken_by_their_own_events_only() {
     let (on_b, _) = waiter(&hub, &alice, &group_b, None);
     let (on_c, _) = waiter(&hub, &alice, &user_c, None);
     let (on_bob, _) = waiter(&hub, &bob, &bob_a, None);
-    settle().await;
+    // Several waits on one resource: a second one is refused while the first waits.
+    for (who, uri) in [
+        (&alice, &group_a),
+        (&alice, &group_b),
+        (&alice, &user_c),
+        (&bob, &bob_a),
+    ] {
+        waiting(&hub, who, uri).await;
+    }
 
-    // Several waits on one resource: the second is refused while the first waits.
-    let second = hub
-        .wait(&alice, &group_a, None, 1_000, 16, CancellationToken::new())
-        .await;
-    assert!(
-        matches!(second, Err(EventsError::WaitInProgress { .. })),
-        "{second:?}"
-    );
-
-    // An event for group B (from a user nobody filters on) wakes only the group B wait.
+    // An event for group B (from a user nobody filters on) wakes the group B wait. Had it also
+    // woken the others, they would have returned without their own event, which the next
+    // step checks: each returns exactly the event meant for it.
     fake.push(&group_message(SELF, 20002, 30001, "to b"));
     let b_page = woken(on_b).await;
     assert_eq!(texts(&b_page), vec!["to b"]);
-    settle().await;
-    for (name, task) in [("a", &on_a), ("c", &on_c), ("bob", &on_bob)] {
-        assert!(
-            !task.is_finished(),
-            "wait {name} was woken by group B's event"
-        );
-    }
 
     // An event in group A from user 30009 wakes A, bob's copy of A, and the user filter.
-    let (on_b, cancel_b) = waiter(&hub, &alice, &group_b, Some(b_page.next_cursor));
+    let (on_b, _) = waiter(&hub, &alice, &group_b, Some(b_page.next_cursor.clone()));
+    waiting(&hub, &alice, &group_b).await;
     fake.push(&group_message(SELF, 20001, 30009, "to a and c"));
     for task in [on_a, on_bob, on_c] {
         assert_eq!(texts(&woken(task).await), vec!["to a and c"]);
     }
-    settle().await;
-    assert!(
-        !on_b.is_finished(),
-        "group B's wait was woken by group A's event"
-    );
+    // The new group B wait was not woken by it: it returns with the next group B event only.
+    fake.push(&group_message(SELF, 20002, 30001, "to b again"));
+    let b_page = woken(on_b).await;
+    assert_eq!(texts(&b_page), vec!["to b again"]);
+    let (on_b, cancel_b) = waiter(&hub, &alice, &group_b, Some(b_page.next_cursor.clone()));
+    waiting(&hub, &alice, &group_b).await;
 
     // Cancelling one wait ends only that wait; the others' buffers are as delivered.
     cancel_b.cancel();
@@ -257,6 +278,6 @@ async fn concurrent_waits_are_woken_by_their_own_events_only() {
         "{cancelled:?}"
     );
     let page = hub.read(&alice, &group_b).unwrap();
-    assert_eq!(texts(&page), vec!["to b"]);
+    assert_eq!(texts(&page), vec!["to b", "to b again"]);
     assert_eq!(texts(&hub.read(&bob, &bob_a).unwrap()), vec!["to a and c"]);
 }

@@ -177,7 +177,7 @@ async fn cancellation_and_idle_timeouts_stop_the_transfer_and_clean_up() {
     let file = fake.add_file("slow.bin", pseudo_random(400_000, 9));
     fake.set_fault(Some("download_file_stream"), Fault::StallBody);
     let mut server = spawn(&fake, &dirs, &[("SNOWLUMA_MCP_STREAM_IDLE_MS", "400")]);
-    let began = Instant::now();
+    // The stalled body never ends: only the idle timeout can answer this call.
     let (_, body) = invoke(
         &mut server,
         1,
@@ -185,7 +185,6 @@ async fn cancellation_and_idle_timeouts_stop_the_transfer_and_clean_up() {
         None,
     )
     .await;
-    assert!(began.elapsed() < Duration::from_secs(5));
     assert_eq!(body["diagnostics"]["kind"], "stream_idle_timeout", "{body}");
     assert!(dirs.downloaded().is_empty());
     server.finish().await;

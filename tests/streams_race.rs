@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use fake_snowluma::{FakeSnowLuma, Fault};
-use raw_client::wait_until;
+use raw_client::{RawServer, wait_until};
 use serde_json::json;
 use stream_helpers::{Dirs, invoke, pseudo_random, sha256, spawn};
 
@@ -165,19 +165,6 @@ async fn fifos_and_devices_get_the_same_refusal_as_a_missing_file() {
             .success()
     );
     cases.push("pipe");
-    // A character device (like /dev/null) needs CAP_MKNOD; where the test runs without it,
-    // the FIFO stands for special files.
-    let device = std::process::Command::new("mknod")
-        .arg(dirs.uploads.join("null"))
-        .args(["c", "1", "3"])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if device {
-        cases.push("null");
-    } else {
-        eprintln!("mknod not permitted here: the device case is skipped");
-    }
     let mut server = spawn(&fake, &dirs, &[]);
     let mut messages = Vec::new();
     for (i, path) in cases.iter().enumerate() {
@@ -192,6 +179,32 @@ async fn fifos_and_devices_get_the_same_refusal_as_a_missing_file() {
         assert_eq!(body["diagnostics"]["kind"], "input_file", "{path}: {body}");
         messages.push(body["diagnostics"]["message"].as_str().unwrap().to_string());
     }
+    server.finish().await;
+    // A character device: making one needs CAP_MKNOD, so the upload root is /dev itself, whose
+    // `null` every Linux host has.
+    let mut server = RawServer::spawn(&[
+        ("SNOWLUMA_MCP_MODE", "write"),
+        ("SNOWLUMA_MCP_ENDPOINT", fake.url.as_str()),
+        (
+            "SNOWLUMA_MCP_DOWNLOAD_DIR",
+            &dirs.downloads.to_string_lossy(),
+        ),
+        ("SNOWLUMA_MCP_UPLOAD_ROOT", "/dev"),
+    ]);
+    let (response, body) = invoke(
+        &mut server,
+        10,
+        json!({ "action": "upload_file_stream", "execution": { "input_file": "null" } }),
+        None,
+    )
+    .await;
+    assert_eq!(response["result"]["isError"], true, "{body}");
+    assert_eq!(
+        body["diagnostics"]["kind"], "input_file",
+        "/dev/null: {body}"
+    );
+    messages.push(body["diagnostics"]["message"].as_str().unwrap().to_string());
+    assert_eq!(messages.len(), 3);
     assert!(messages[0].starts_with(REFUSAL), "{messages:?}");
     assert!(
         messages.iter().all(|m| *m == messages[0]),

@@ -62,8 +62,9 @@ fn bad_fixtures_fail_with_located_errors() {
 #[test]
 fn run_writes_only_changed_files() {
     let spec = cases("good").remove(0);
-    let out = std::env::temp_dir().join(format!("snowluma-codegen-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+    // Removed on drop, also when an assertion below fails.
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("generated");
     let written = snowluma_mcp_codegen::run(&spec, &out).unwrap();
     assert_eq!(written.len(), 5, "first run writes every file");
     let again = snowluma_mcp_codegen::run(&spec, &out).unwrap();
@@ -74,5 +75,4 @@ fn run_writes_only_changed_files() {
     std::fs::write(out.join("catalog.json"), "edited by hand").unwrap();
     let repaired = snowluma_mcp_codegen::run(&spec, &out).unwrap();
     assert_eq!(repaired, vec!["catalog.json"]);
-    std::fs::remove_dir_all(&out).unwrap();
 }

@@ -115,7 +115,10 @@ fn find(haystack: &[u8]) -> Option<usize> {
     memchr::memmem::find(haystack, DELIMITER)
 }
 
-/// Whether a frame ends the stream, and how.
+/// Whether a frame ends the stream, and how. SnowLuma marks every stream frame's `data.type`:
+/// `stream` for intermediate frames, `response` for the successful end and `error` for the
+/// failed end (`reset` is defined but never sent). Anything else, a missing `type` included,
+/// is not a frame this client can act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameKind {
     /// `data.type == "stream"`: more frames follow.
@@ -124,6 +127,9 @@ pub enum FrameKind {
     Complete,
     /// A failed envelope or `data.type == "error"`: the stream failed.
     Failed,
+    /// An ok envelope whose `data.type` is missing or unknown: a protocol error, never a
+    /// success.
+    Unexpected,
 }
 
 pub fn kind(frame: &Value) -> FrameKind {
@@ -136,7 +142,17 @@ pub fn kind(frame: &Value) -> FrameKind {
         _ if failed => FrameKind::Failed,
         Some("error") => FrameKind::Failed,
         Some("stream") => FrameKind::Intermediate,
-        _ => FrameKind::Complete,
+        Some("response") => FrameKind::Complete,
+        _ => FrameKind::Unexpected,
+    }
+}
+
+/// What an [`FrameKind::Unexpected`] frame carried, for the error message.
+pub fn describe_type(frame: &Value) -> String {
+    match frame.pointer("/data/type") {
+        None => "no data.type".to_string(),
+        Some(Value::String(name)) => format!("data.type {name:?}"),
+        Some(other) => format!("a data.type that is not a string ({other})"),
     }
 }
 
@@ -228,6 +244,25 @@ mod tests {
         assert_eq!(
             kind(&json!({"status":"failed","retcode":100,"data":{"type":"error"}})),
             FrameKind::Failed
+        );
+        // Success needs the terminal type itself: a frame without one, or with a type
+        // SnowLuma never sends, is not a clean end.
+        for data in [
+            json!({}),
+            json!({"type":"reset"}),
+            json!({"type":"done"}),
+            json!({"type":1}),
+            json!(null),
+        ] {
+            assert_eq!(
+                kind(&json!({"status":"ok","retcode":0,"data":data})),
+                FrameKind::Unexpected,
+                "{data}"
+            );
+        }
+        assert_eq!(
+            kind(&json!({"status":"ok","retcode":0})),
+            FrameKind::Unexpected
         );
     }
 }

@@ -8,7 +8,7 @@
 //! the tree, and this is where their `structuredContent` is written.
 //!
 //! `tools/list` over stdio is the other such case: its definitions hold placeholders for the
-//! schemas that `tool_schemas.jsonl` commits as text (`tool_schemas::Schemas::placeholder`),
+//! schemas that the committed tool schemas (`tool_schemas`) commits as text (`tool_schemas::Schemas::placeholder`),
 //! and the list is written here with that text in their place, so no schema tree is built.
 //!
 //! Everything else, and any tool result that does not have that shape, takes the generic

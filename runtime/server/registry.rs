@@ -73,7 +73,7 @@ pub struct ToolSpec {
     /// right tool or mode for that action; the others are gated as a whole.
     pub gated_per_action: bool,
     /// How the input schema and the result schema are derived from the tool's types. Listing
-    /// reads the derived schemas from `tool_schemas.jsonl` instead (see `tool_schemas`).
+    /// reads the derived schemas from the committed tool schemas (`tool_schemas`) instead (see `tool_schemas`).
     pub input_schema: fn() -> Arc<JsonObject>,
     pub result_schema: fn() -> Value,
     pub read_only: bool,
@@ -116,7 +116,7 @@ impl ToolSpec {
         tool
     }
 
-    /// The schemas derived from the tool's types: what `tool_schemas.jsonl` holds for it (a
+    /// The schemas derived from the tool's types: what the committed tool schemas (`tool_schemas`) holds for it (a
     /// test keeps the two equal), and what a definition falls back to without an entry.
     pub fn derived_schemas(&self) -> Schemas {
         let output = match output_schema((self.result_schema)()) {

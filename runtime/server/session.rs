@@ -19,8 +19,8 @@ use crate::exec::{ClientCapabilities, Executor, Setup};
 use crate::input::{Continuations, STATE_LIFETIME, SystemClock};
 
 /// Test-only: how long prompts for missing params live (and how long a legacy
-/// `elicitation/create` is awaited), in milliseconds. Undocumented for users on purpose; the
-/// real lifetime is ten minutes.
+/// `elicitation/create` is awaited), in milliseconds. Read only in builds with the
+/// `test-knobs` feature (the test suite's); the binary users get always uses ten minutes.
 const INPUT_TTL_ENV: &str = "SNOWLUMA_MCP_INPUT_STATE_TTL_MS";
 use crate::tasks::{ScopeInputs, TaskManager, TaskSettings, TaskStore, TaskStoreError};
 
@@ -87,6 +87,9 @@ impl Shared {
 
 /// [`STATE_LIFETIME`], unless a test shortens it through [`INPUT_TTL_ENV`].
 fn input_lifetime() -> Result<Duration, String> {
+    if !cfg!(feature = "test-knobs") {
+        return Ok(STATE_LIFETIME);
+    }
     match std::env::var(INPUT_TTL_ENV) {
         Err(_) => Ok(STATE_LIFETIME),
         Ok(text) => match text.trim().parse::<u64>() {

@@ -5,13 +5,12 @@
 //! generator, which builds and drops several value trees per schema, and pulls its code in
 //! page by page: measured on a cold start, parsing the same schemas instead takes 0.3M fewer
 //! instructions and 23 fewer faults on code pages (the total fault count moves less, and
-//! with the page cache's state). So the derived schemas are committed in
-//! `tool_schemas.jsonl`, one tool per line in registry order, and a definition parses only
-//! its own line.
+//! with the page cache's state). So the derived schemas are committed, one tool per line in
+//! registry order, and a definition parses only its own line.
 //!
-//! The test below derives every schema again and compares. When a type changes, it fails and
-//! names the command that rewrites the file (`SNOWLUMA_MCP_BLESS=1 cargo test --lib
-//! tool_schemas`); the rewritten file is then reviewed and committed like any snapshot.
+//! The file is an insta snapshot (`snapshots/tool_schemas.snap.jsonl`, with its metadata in
+//! `tool_schemas.snap`): the test below derives every schema again and compares, and a changed
+//! type is reviewed and accepted like any other snapshot (`cargo insta review`).
 
 use std::sync::Arc;
 
@@ -19,7 +18,7 @@ use rmcp::model::JsonObject;
 use serde::Deserialize;
 
 /// The committed schemas: `{"name":…,"inputSchema":…,"outputSchema":…}` per line.
-static COMMITTED: &str = include_str!("tool_schemas.jsonl");
+static COMMITTED: &str = include_str!("snapshots/tool_schemas.snap.jsonl");
 
 /// A tool's `inputSchema` and `outputSchema`.
 pub struct Schemas {
@@ -132,18 +131,7 @@ mod tests {
     #[test]
     fn committed_schemas_are_what_the_types_derive() {
         let derived = derived_file();
-        if derived == COMMITTED {
-            return;
-        }
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/runtime/server/tool_schemas.jsonl"
-        );
-        if std::env::var_os("SNOWLUMA_MCP_BLESS").is_some() {
-            std::fs::write(path, derived).expect("rewrite tool_schemas.jsonl");
-            return;
-        }
-        // Line i is TOOLS[i]: name the tools whose schemas changed.
+        // Line i is TOOLS[i]: name the tools whose schemas changed before insta shows the diff.
         let committed: Vec<&str> = COMMITTED.lines().collect();
         let stale: Vec<&str> = TOOLS
             .iter()
@@ -152,13 +140,17 @@ mod tests {
             .filter(|(i, (_, line))| committed.get(*i) != Some(line))
             .map(|(_, (tool, _))| tool.name)
             .collect();
-        panic!(
-            "{path} is stale (tools {stale:?}, {} lines committed for {} tools): a tool's \
-             argument or result type changed. Run `SNOWLUMA_MCP_BLESS=1 cargo test --lib \
-             tool_schemas`, review the diff and commit the file.",
-            committed.len(),
-            TOOLS.len()
-        );
+        if !stale.is_empty() || committed.len() != TOOLS.len() {
+            eprintln!(
+                "tool schemas changed for {stale:?} ({} lines committed for {} tools): review \
+                 with `cargo insta review` and commit the snapshot",
+                committed.len(),
+                TOOLS.len()
+            );
+        }
+        insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
+            insta::assert_binary_snapshot!("tool_schemas.jsonl", derived.into_bytes());
+        });
     }
 
     #[test]

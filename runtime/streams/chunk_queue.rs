@@ -165,9 +165,11 @@ mod tests {
     #[tokio::test]
     async fn an_abandoned_queue_skips_the_chunks_still_waiting() {
         let (started, mut wait) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let (release, held) = std::sync::mpsc::channel::<()>();
         let mut queue = ChunkQueue::start(0u64, move |handled: &mut u64, _chunk| {
             let _ = started.send(());
-            std::thread::sleep(std::time::Duration::from_millis(200));
+            // The worker stays on this chunk until the test lets it go.
+            let _ = held.recv();
             *handled += 1;
             Ok(*handled)
         });
@@ -175,7 +177,17 @@ mod tests {
         wait.recv().await.expect("the worker took the first chunk");
         // The worker is busy with the first chunk: this one waits in the queue.
         assert!(queue.push("second".into()).await);
-        let (handled, outcome) = queue.finish(true).await.expect("the worker ends");
+        let mut finishing = std::pin::pin!(queue.finish(true));
+        // One poll runs `finish` up to its wait: the queue is marked abandoned and closed.
+        let first = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::future::Future::poll(finishing.as_mut(), cx))
+        })
+        .await;
+        assert!(first.is_pending(), "the worker is still held");
+        release.send(()).unwrap();
+        // Were the waiting chunk handled, the worker would block on a second release.
+        drop(release);
+        let (handled, outcome) = finishing.await.expect("the worker ends");
         assert!(outcome.is_ok());
         assert_eq!(handled, 1, "the waiting chunk was skipped");
     }

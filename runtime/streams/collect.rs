@@ -2,7 +2,8 @@
 //! stream action): the frames' `data` in order, bounded in count and bytes, with the bound
 //! stated when reached. A terminal error frame ends the stream as a remote failure.
 //!
-//! Only SnowLuma's terminal frame completes a stream. The one exception is a hand-written
+//! Only SnowLuma's terminal frame (`data.type: "response"`) completes a stream; a frame with no
+//! `data.type`, or one SnowLuma never sends, is `bad_frame`. The one exception is a hand-written
 //! `upload_file_stream` chunk call, which the protocol answers with a single intermediate
 //! frame (`chunk_received`) and then ends the body: there a clean end after a frame is success.
 
@@ -35,9 +36,17 @@ pub async fn run(
             },
         };
         count += 1;
-        if frames::kind(&frame) == FrameKind::Failed {
-            return Ok(StreamResult::remote_failure(frame)
-                .with_detail("frames_received", json!(count - 1)));
+        let kind = frames::kind(&frame);
+        match kind {
+            FrameKind::Failed => {
+                return Ok(StreamResult::remote_failure(frame)
+                    .with_detail("frames_received", json!(count - 1)));
+            }
+            FrameKind::Unexpected => {
+                return Err(super::unexpected_frame(&frame, "nothing was kept")
+                    .with_detail("frames_received", json!(count - 1)));
+            }
+            FrameKind::Intermediate | FrameKind::Complete => {}
         }
         let data = frame.get("data").cloned().unwrap_or(Value::Null);
         let size = data.to_string().len();
@@ -48,7 +57,7 @@ pub async fn run(
             truncated = true;
         }
         progress.update(count as f64, None).await;
-        if frames::kind(&frame) != FrameKind::Intermediate {
+        if kind == FrameKind::Complete {
             break frame;
         }
         last = Some(frame);

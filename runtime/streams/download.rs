@@ -2,9 +2,11 @@
 //! directory, under a name this server chooses; on SnowLuma's terminal frame the file is
 //! fsynced and renamed to its final name, so a result only ever names a completed file.
 //!
-//! The stream must be exact: chunk indexes continuous from 0, the terminal `file_complete`
-//! frame required, and the bytes written equal to the size SnowLuma announced (file_info's
-//! `file_size` or the terminal `total_bytes`, whichever are given). Size limits and the
+//! The stream must be exact: every chunk has an `index` (continuous from 0) and base64 `data`,
+//! the terminal frame is `type: "response"` with `data_type: "file_complete"`, and the bytes
+//! and chunks written equal what SnowLuma announced. file_info's `file_size` is 0 when SnowLuma
+//! does not know the size (a URL without Content-Length, a cached image without one); then
+//! file_complete's `total_bytes` and `total_chunks` are the only figures, and they decide. Size limits and the
 //! directory quota ([`super::dir::DirQuota`]) are enforced before each chunk is written; any
 //! failure, limit or cancellation removes the partial file.
 //!
@@ -212,6 +214,11 @@ impl Writer {
                     ),
                     "delete files from SNOWLUMA_MCP_DOWNLOAD_DIR or raise the quota; the partial file was removed",
                 ),
+                QuotaRefusal::Unreadable(error) => StreamFailure::refused(
+                    ErrorKind::DownloadDir,
+                    format!("cannot list the download directory to check SNOWLUMA_MCP_DIR_QUOTA_BYTES: {error}"),
+                    "check that SNOWLUMA_MCP_DOWNLOAD_DIR is readable by this server; the partial file was removed",
+                ),
                 QuotaRefusal::Io(error) => StreamFailure::refused(
                     ErrorKind::DownloadDir,
                     format!("cannot write the file: {error}"),
@@ -286,21 +293,20 @@ impl Download {
                 self.failure = Some(frame);
                 Ok(false)
             }
+            FrameKind::Unexpected => Err(super::unexpected_frame(
+                &frame,
+                "the partial file was removed",
+            )),
             FrameKind::Complete => {
-                self.finish_writes(false).await?;
-                let reported = frame.pointer("/data/total_bytes").and_then(Value::as_u64);
-                for (source, size) in [("file_info", self.expected), ("file_complete", reported)] {
-                    if let Some(size) = size.filter(|size| *size != self.written) {
-                        return Err(StreamFailure::refused(
-                            ErrorKind::SizeMismatch,
-                            format!(
-                                "SnowLuma announced {size} bytes ({source}) but {} arrived",
-                                self.written
-                            ),
-                            "download again; the partial file was removed",
-                        ));
-                    }
+                let data_type = frame.pointer("/data/data_type").and_then(Value::as_str);
+                if data_type != Some("file_complete") {
+                    return Err(bad_frame(format!(
+                        "the download's terminal frame has data_type {}, not \"file_complete\"",
+                        data_type.map_or_else(|| "missing".to_string(), |t| format!("{t:?}"))
+                    )));
                 }
+                self.finish_writes(false).await?;
+                self.check_totals(&frame)?;
                 self.terminal = Some(frame);
                 Ok(false)
             }
@@ -312,27 +318,41 @@ impl Download {
                             .get("file_name")
                             .and_then(Value::as_str)
                             .map(str::to_string);
-                        let size = data.get("file_size").and_then(Value::as_u64);
+                        // 0 is how SnowLuma says "unknown" (a URL without Content-Length, a
+                        // cached image without a size): file_complete's totals decide then.
+                        let size = data
+                            .get("file_size")
+                            .and_then(Value::as_u64)
+                            .filter(|size| *size > 0);
                         if size.is_some_and(|size| size > self.max_file) {
                             return Err(too_large(self.max_file));
                         }
                         self.expected = size;
                     }
                     Some("file_chunk") => {
-                        let index = data.get("index").and_then(Value::as_u64);
-                        if let Some(index) = index.filter(|index| *index != self.chunks) {
-                            return Err(StreamFailure::refused(
-                                ErrorKind::BadFrame,
-                                format!(
-                                    "file chunk {index} arrived where chunk {} was due (a duplicate, missing or out-of-order chunk)",
-                                    self.chunks
-                                ),
-                                "download again; the partial file was removed",
-                            ));
+                        let index = data.get("index").and_then(Value::as_u64).ok_or_else(|| {
+                            bad_frame(format!(
+                                "file chunk {} has no index (a whole number)",
+                                self.chunks
+                            ))
+                        })?;
+                        if index != self.chunks {
+                            return Err(bad_frame(format!(
+                                "file chunk {index} arrived where chunk {} was due (a duplicate, missing or out-of-order chunk)",
+                                self.chunks
+                            )));
                         }
                         let encoded = match data.get_mut("data").map(Value::take) {
                             Some(Value::String(encoded)) => encoded,
-                            _ => String::new(),
+                            None => {
+                                return Err(bad_frame(format!("file chunk {index} has no data")));
+                            }
+                            Some(other) => {
+                                return Err(bad_frame(format!(
+                                    "file chunk {index}'s data is {}, not a base64 string",
+                                    crate::outcome::json_kind(&other)
+                                )));
+                            }
                         };
                         let queue = self.queue.as_mut().ok_or_else(lost_writer)?;
                         if !queue.push(encoded).await {
@@ -348,6 +368,56 @@ impl Download {
             }
         }
     }
+
+    /// Checks the bytes and chunks written against what SnowLuma announced: file_info's size
+    /// when it knew one, and file_complete's `total_bytes` and `total_chunks`. With no size in
+    /// file_info, `total_bytes` is the only size there is, so it must be present.
+    fn check_totals(&self, terminal: &Value) -> Result<(), StreamFailure> {
+        let data = &terminal["data"];
+        let total_bytes = data.get("total_bytes").and_then(Value::as_u64);
+        if self.expected.is_none() && total_bytes.is_none() {
+            return Err(bad_frame(
+                "SnowLuma announced no size in file_info and no total_bytes in file_complete, so \
+                 the download cannot be checked"
+                    .to_string(),
+            ));
+        }
+        for (source, size) in [("file_info", self.expected), ("file_complete", total_bytes)] {
+            if let Some(size) = size.filter(|size| *size != self.written) {
+                return Err(StreamFailure::refused(
+                    ErrorKind::SizeMismatch,
+                    format!(
+                        "SnowLuma announced {size} bytes ({source}) but {} arrived",
+                        self.written
+                    ),
+                    "download again; the partial file was removed",
+                ));
+            }
+        }
+        if let Some(chunks) = data
+            .get("total_chunks")
+            .and_then(Value::as_u64)
+            .filter(|chunks| *chunks != self.chunks)
+        {
+            return Err(StreamFailure::refused(
+                ErrorKind::SizeMismatch,
+                format!(
+                    "SnowLuma announced {chunks} chunks (file_complete) but {} arrived",
+                    self.chunks
+                ),
+                "download again; the partial file was removed",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn bad_frame(message: String) -> StreamFailure {
+    StreamFailure::refused(
+        ErrorKind::BadFrame,
+        message,
+        "check SnowLuma's logs and download again; the partial file was removed",
+    )
 }
 
 async fn transfer(
@@ -414,16 +484,11 @@ impl PartialFile {
     }
 
     /// fsyncs the data, then gives it its final name without replacing any existing file
-    /// (a hard link that fails on an existing name, then removal of the `.part` name), and
-    /// fsyncs the directory so the name survives a crash.
+    /// (see [`dir::commit_part`]), and fsyncs the directory so the name survives a crash.
     fn commit(mut self) -> std::io::Result<PathBuf> {
         if let Some(file) = self.file.take() {
             file.sync_all()?;
         }
-        let final_name = |suffix: &str| {
-            self.dir
-                .join(format!("{}-{suffix}{}", self.stem, self.extension))
-        };
         let mut suffix = self
             .part
             .file_name()
@@ -434,24 +499,17 @@ impl PartialFile {
             .unwrap_or_default()
             .to_string();
         for _ in 0..8 {
-            let target = final_name(&suffix);
-            match std::fs::hard_link(&self.part, &target) {
+            let target = self
+                .dir
+                .join(format!("{}-{suffix}{}", self.stem, self.extension));
+            match dir::commit_part(&self.dir, &self.part, &target) {
                 Ok(()) => {
-                    std::fs::remove_file(&self.part)?;
                     self.part = PathBuf::new();
                     sync_dir(&self.dir);
                     return Ok(target);
                 }
                 Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
                     suffix = random_hex::<4>()?;
-                }
-                // A file system without hard links: rename (which could replace a file that
-                // appeared since the check, a race only another writer of this directory wins).
-                Err(_) if !target.exists() => {
-                    std::fs::rename(&self.part, &target)?;
-                    self.part = PathBuf::new();
-                    sync_dir(&self.dir);
-                    return Ok(target);
                 }
                 Err(error) => return Err(error),
             }
@@ -473,8 +531,14 @@ fn sync_dir(_dir: &Path) {}
 impl Drop for PartialFile {
     fn drop(&mut self) {
         if !self.part.as_os_str().is_empty() {
-            drop(self.file.take());
-            let _ = std::fs::remove_file(&self.part);
+            let len = self
+                .file
+                .take()
+                .and_then(|file| file.metadata().ok())
+                .map_or(0, |meta| meta.len());
+            if dir::remove_part(&self.dir, &self.part, len).is_err() {
+                let _ = std::fs::remove_file(&self.part);
+            }
         }
     }
 }

@@ -134,20 +134,29 @@ pub struct Streams {
     config: StreamConfig,
     slots: Arc<Semaphore>,
     /// Test-only slow-disk seam: each download write first sleeps this long (on the blocking
-    /// pool). Set by SNOWLUMA_MCP_TEST_WRITE_DELAY_MS; never set it in production.
+    /// pool). Read from SNOWLUMA_MCP_TEST_WRITE_DELAY_MS only in builds with the `test-knobs`
+    /// feature (the test suite's); always `None` in the binary users get.
     write_delay: Option<Duration>,
 }
 
-/// The test-only variable behind [`Streams`]' slow-disk seam.
+/// The test-only variable behind [`Streams`]' slow-disk seam (feature `test-knobs`).
 pub const TEST_WRITE_DELAY_VAR: &str = "SNOWLUMA_MCP_TEST_WRITE_DELAY_MS";
+
+/// [`TEST_WRITE_DELAY_VAR`], in builds with the `test-knobs` feature.
+fn test_write_delay() -> Option<Duration> {
+    if !cfg!(feature = "test-knobs") {
+        return None;
+    }
+    std::env::var(TEST_WRITE_DELAY_VAR)
+        .ok()
+        .and_then(|ms| ms.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map(|ms| Duration::from_millis(ms.min(60_000)))
+}
 
 impl Streams {
     pub fn new(config: StreamConfig) -> Self {
-        let write_delay = std::env::var(TEST_WRITE_DELAY_VAR)
-            .ok()
-            .and_then(|ms| ms.parse::<u64>().ok())
-            .filter(|ms| *ms > 0)
-            .map(|ms| Duration::from_millis(ms.min(60_000)));
+        let write_delay = test_write_delay();
         Streams {
             slots: Arc::new(Semaphore::new(config.max_streams)),
             write_delay,
@@ -371,6 +380,19 @@ async fn open<'a>(
     params: &Map<String, Value>,
 ) -> Result<FrameStream<'a>, StreamFailure> {
     Ok(link.open(action, params).await?)
+}
+
+/// A frame whose `data.type` SnowLuma never sends (or none at all): the stream is broken, and
+/// `cleanup` says what was undone.
+fn unexpected_frame(frame: &Value, cleanup: &str) -> StreamFailure {
+    StreamFailure::refused(
+        ErrorKind::BadFrame,
+        format!(
+            "SnowLuma sent a frame with {}, where a stream frame says stream, response or error",
+            crate::onebot::frames::describe_type(frame)
+        ),
+        format!("check that the endpoint is SnowLuma's OneBot HTTP server; {cleanup}"),
+    )
 }
 
 /// The next frame of a stream that must not end yet.

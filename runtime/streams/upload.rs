@@ -148,8 +148,15 @@ impl Upload<'_, '_> {
             params.insert("file_size".into(), json!(size));
             params.insert("filename".into(), json!(self.filename));
             let frame = self.call(params).await?;
-            if frames::kind(&frame) == FrameKind::Failed {
-                return Ok(StreamResult::remote_failure(frame));
+            match frames::kind(&frame) {
+                FrameKind::Failed => return Ok(StreamResult::remote_failure(frame)),
+                FrameKind::Unexpected => {
+                    return Err(super::unexpected_frame(
+                        &frame,
+                        "the partial upload was reset",
+                    ));
+                }
+                FrameKind::Intermediate | FrameKind::Complete => {}
             }
             acknowledged += want as u64;
             progress
@@ -172,6 +179,12 @@ impl Upload<'_, '_> {
                     ErrorKind::BadFrame,
                     "SnowLuma answered the completion call with an intermediate frame, not file_complete",
                     "check SnowLuma's logs; the partial upload was reset",
+                ));
+            }
+            FrameKind::Unexpected => {
+                return Err(super::unexpected_frame(
+                    &frame,
+                    "the partial upload was reset",
                 ));
             }
         }

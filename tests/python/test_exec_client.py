@@ -13,6 +13,8 @@ $SNOWLUMA_MCP_FAKE_BIN, default <repo>/target/debug/examples/fake_snowluma (`car
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import os
 import re
@@ -73,13 +75,13 @@ def _require_executable(path: str, what: str, build: str, variable: str) -> None
         )
 
 
-@pytest.fixture(scope="module")
-def fake() -> Iterator[Fake]:
-    """The fake SnowLuma with a fresh token; stopped by closing its stdin."""
+@contextlib.contextmanager
+def start_fake(*args: str) -> Iterator[Fake]:
+    """A fake SnowLuma process with a fresh token and `args`; stopped by closing its stdin."""
     _require_executable(FAKE_BIN, "fake SnowLuma example", "cargo build --examples", "SNOWLUMA_MCP_FAKE_BIN")
     token = "tok-" + secrets.token_hex(12)
     proc = subprocess.Popen(
-        [FAKE_BIN, "--token", token, "--port", "0"],
+        [FAKE_BIN, "--token", token, "--port", "0", *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -101,6 +103,13 @@ def fake() -> Iterator[Fake]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[Fake]:
+    """The fake SnowLuma with a fresh token, shared by a module's tests."""
+    with start_fake() as running:
+        yield running
 
 
 # --------------------------------------------------------------------------- helpers

@@ -25,6 +25,7 @@ from test_exec_client import (  # noqa: F401  (fake is a pytest fixture)
     call,
     fake,
     server_params,
+    start_fake,
 )
 
 MODES = ["legacy", "auto"]
@@ -98,3 +99,35 @@ def test_upload_then_download_round_trip(mode: str, fake: Fake, tmp_path: Path) 
     assert downloaded["result"]["sha256"] == digest, downloaded
     assert stat.S_IMODE(os.stat(saved).st_mode) & 0o077 == 0, "the saved file is private"
     assert not [p for p in downloads.iterdir() if p.name.endswith(".part")], "no partial file is left"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_url_download_of_unknown_size_is_saved_whole(mode: str, tmp_path: Path) -> None:
+    """SnowLuma announces `file_size: 0` for a URL body without Content-Length and sends chunks
+    as the network delivers them; the download still succeeds, checked against file_complete's
+    totals."""
+    downloads = tmp_path / "downloads"
+    downloads.mkdir(mode=0o700)
+    original = hashlib.shake_256(b"unknown size " + mode.encode()).digest(300_007)
+    body_file = tmp_path / "body.bin"
+    body_file.write_bytes(original)
+    url = "https://cdn.example.com/media/clip.mp4"
+
+    async def main(running: Fake):
+        with anyio.fail_after(TEST_TIMEOUT_S):
+            async with Client(
+                transfer_params(running, downloads, tmp_path), mode=mode, read_timeout_seconds=READ_TIMEOUT_S
+            ) as client:
+                _, downloaded = await call(
+                    client, running, "invoke_action", {"action": "download_file_stream", "params": {"file": url}}
+                )
+                return downloaded
+
+    with start_fake("--url-file", f"{url}={body_file}") as running:
+        downloaded = anyio.run(main, running)
+
+    assert downloaded["diagnostics"]["outcome"] == "success", downloaded
+    assert downloaded["result"]["terminal"]["total_bytes"] == len(original), downloaded
+    assert downloaded["result"]["original_name"] == "clip.mp4", downloaded
+    assert Path(downloaded["result"]["path"]).read_bytes() == original
+    assert downloaded["result"]["sha256"] == hashlib.sha256(original).hexdigest(), downloaded

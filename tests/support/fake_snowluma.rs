@@ -6,6 +6,26 @@
 //! Wire behaviour follows `shared/reference/snowluma-onebot-protocol.md`
 //! sections a and b; action metadata comes from `generated/catalog.json`.
 //! Nothing touches the filesystem: uploads and downloads live in memory.
+//!
+//! It is as unkind as SnowLuma 1.11.1 (`packages/onebot/src/actions/stream-download.ts`,
+//! `streaming.ts`), by default or as a named [`Fault`]:
+//!
+//! - a URL body without Content-Length (`add_url_file(.., false)`) or a cached image whose
+//!   cache entry has no size (`add_cached_image`): `file_info.file_size` is 0, every chunk's
+//!   `progress` is 0, and only file_complete's `total_bytes` gives the size;
+//! - URL and cached-media bodies arrive in chunks as large as the network delivers them
+//!   (cycling 16 KiB, 1 byte, 1460 bytes, 64 KiB …), whatever `chunk_size` asks for;
+//! - `Fault::UnknownSize`: the same `file_size: 0` for a local file;
+//! - `Fault::WrongTotalBytes` / `WrongTotalChunks` / `ShortFile`: file_complete totals that
+//!   disagree with the bytes (a body cut short, a buggy adapter);
+//! - `Fault::TerminalType` / `TerminalDataType`: a terminal frame with a missing or foreign
+//!   `type` / `data_type`, as a non-SnowLuma endpoint or a future version might send;
+//! - `Fault::ChunkWithout` / `ChunkDataNotString`: chunk frames without `data` or `index`;
+//! - `Fault::ErrorFrame`: the error frame SnowLuma ends a failed stream with (envelope
+//!   `status: failed`, `data: {type: "error"}`), after the chunks already sent;
+//! - `Fault::StallBody`: a source that stops sending (SnowLuma's own idle watchdog is 60 s);
+//! - `Fault::DisconnectMidStream`, `NoTerminal`, `OversizedFrame`, `DuplicateChunk`,
+//!   `MissingChunk`, `CorruptChunk`: broken transports and frames.
 #![allow(dead_code)] // each includer uses a different part of the API
 
 #[path = "fake_snowluma/actions.rs"]
@@ -152,6 +172,27 @@ pub enum Fault {
     /// (1.4 MB as JSON) instead of "Index-> N", as a SnowLuma streaming large
     /// frames would; a saved result of them outgrows a 16 MiB task record.
     BigFrames,
+    /// Downloads: file_info says `file_size: 0`, as SnowLuma does for any
+    /// source whose size it does not know (see [`FakeSnowLuma::add_url_file`]
+    /// for the whole URL behaviour, with varying chunk sizes).
+    UnknownSize,
+    /// Downloads: file_complete's `total_bytes` is one more than the bytes
+    /// sent (`total_chunks` stays true).
+    WrongTotalBytes,
+    /// Downloads: file_complete's `total_chunks` is one more than the chunks
+    /// sent (`total_bytes` stays true).
+    WrongTotalChunks,
+    /// Streams: the ok terminal frame's `data.type` is this value, or absent
+    /// with `None`. SnowLuma itself always says "response"; a frame without
+    /// it comes from a foreign or broken endpoint.
+    TerminalType(Option<&'static str>),
+    /// Downloads: the ok terminal frame's `data_type` is this value, or absent
+    /// with `None` (SnowLuma says "file_complete").
+    TerminalDataType(Option<&'static str>),
+    /// Downloads: the second file chunk lacks this key (`data` or `index`).
+    ChunkWithout(&'static str),
+    /// Downloads: the second file chunk's `data` is a number, not a string.
+    ChunkDataNotString,
 }
 
 /// What the fake knows about one `upload_file_stream` stream id.
@@ -404,6 +445,37 @@ impl FakeSnowLuma {
             .files
             .insert(path.clone(), streams::Source::Generated { size, seed });
         path
+    }
+
+    /// Register a file behind an http(s) URL (a public-looking one: the fake,
+    /// like SnowLuma, refuses private and loopback hosts), returned as the
+    /// `file` param. SnowLuma re-streams a URL's body as the network delivers
+    /// it: chunks of varying size whatever `chunk_size` says, and without a
+    /// Content-Length (`content_length: false`) file_info's `file_size` is 0,
+    /// every chunk's `progress` is 0 and only file_complete's `total_bytes`
+    /// tells the size.
+    pub fn add_url_file(&self, url: &str, bytes: Vec<u8>, content_length: bool) -> String {
+        self.shared.lock().files.insert(
+            url.to_string(),
+            streams::Source::Remote {
+                body: Bytes::from(bytes),
+                content_length,
+            },
+        );
+        url.to_string()
+    }
+
+    /// Register a cached image id (as received in a message) whose cache entry
+    /// has no size: SnowLuma fetches it from the CDN and announces size 0.
+    pub fn add_cached_image(&self, id: &str, bytes: Vec<u8>) -> String {
+        self.shared.lock().files.insert(
+            id.to_string(),
+            streams::Source::Remote {
+                body: Bytes::from(bytes),
+                content_length: false,
+            },
+        );
+        id.to_string()
     }
 
     /// What was uploaded under `stream_id` (kept after completion or reset).

@@ -33,21 +33,58 @@ const MAX_UPLOAD_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// A downloadable file.
 #[derive(Clone)]
 pub(super) enum Source {
+    /// A file in SnowLuma's stream directory: its size is known, chunks are
+    /// `chunk_size` (the last one shorter).
     Bytes(Bytes),
-    Generated { size: u64, seed: u8 },
+    Generated {
+        size: u64,
+        seed: u8,
+    },
+    /// An http(s) body (a URL, or a cached image or voice fetched from the
+    /// CDN): chunks as the network delivers them, and with no Content-Length
+    /// the size is announced as 0.
+    Remote {
+        body: Bytes,
+        content_length: bool,
+    },
 }
+
+/// The sizes a network body arrives in, cycled: nothing like `chunk_size`.
+const NETWORK_PIECES: [u64; 7] = [16_384, 1, 1_460, 65_536, 7, 32_768, 4_096];
 
 impl Source {
     fn len(&self) -> u64 {
         match self {
-            Source::Bytes(b) => b.len() as u64,
+            Source::Bytes(b) | Source::Remote { body: b, .. } => b.len() as u64,
             Source::Generated { size, .. } => *size,
         }
     }
 
+    /// The size file_info announces: 0 when SnowLuma does not know it.
+    fn announced(&self) -> u64 {
+        match self {
+            Source::Remote {
+                content_length: false,
+                ..
+            } => 0,
+            other => other.len(),
+        }
+    }
+
+    /// How many bytes the chunk at `index` carries, when `left` remain.
+    fn piece(&self, index: u64, chunk_size: u64, left: u64) -> u64 {
+        let want = match self {
+            Source::Remote { .. } => NETWORK_PIECES[(index % NETWORK_PIECES.len() as u64) as usize],
+            _ => chunk_size,
+        };
+        want.min(left)
+    }
+
     fn read(&self, offset: u64, len: usize) -> Bytes {
         match self {
-            Source::Bytes(b) => b.slice(offset as usize..offset as usize + len),
+            Source::Bytes(b) | Source::Remote { body: b, .. } => {
+                b.slice(offset as usize..offset as usize + len)
+            }
             Source::Generated { seed, .. } => {
                 let mut buf = vec![0u8; len];
                 fill_generated(*seed, offset, &mut buf);
@@ -184,11 +221,20 @@ impl FrameSink {
         if self.fault == Some(Fault::NoTerminal) {
             return; // dropping the sender ends the body cleanly
         }
-        let envelope = if self.fault == Some(Fault::ErrorFrame) {
+        let mut envelope = if self.fault == Some(Fault::ErrorFrame) {
             failed(100, "injected error frame")
         } else {
             envelope
         };
+        if let (Some(Fault::TerminalType(kind)), Some(data)) = (
+            &self.fault,
+            envelope.get_mut("data").and_then(Value::as_object_mut),
+        ) {
+            match kind {
+                Some(value) => data.insert("type".into(), json!(value)),
+                None => data.remove("type"),
+            };
+        }
         let frame = terminal_frame(envelope, &self.echo);
         if self.write(frame, true).await.is_ok()
             && matches!(self.fault, Some(Fault::DisconnectMidStream { .. }))
@@ -295,25 +341,44 @@ async fn download(
     fault: Option<Fault>,
 ) -> Result<Value, Gone> {
     let total = source.len();
+    let announced = if fault == Some(Fault::UnknownSize) {
+        0
+    } else {
+        source.announced()
+    };
     sink.send(json!({
         "type": "stream", "data_type": "file_info", "file_name": name,
-        "file_size": total, "chunk_size": chunk_size
+        "file_size": announced, "chunk_size": chunk_size
     }))
     .await?;
     let (mut offset, mut index) = (0u64, 0u64);
     while offset < total {
-        let n = (total - offset).min(chunk_size) as usize;
+        let n = source.piece(index, chunk_size, total - offset) as usize;
         let chunk = source.read(offset, n);
         offset += n as u64;
         let b64 = STANDARD.encode(&chunk);
         drop(chunk);
-        let progress = ((offset as f64 / total as f64) * 100.0).round().min(100.0) as u64;
+        // SnowLuma: 0 throughout when the size is unknown.
+        let progress = if announced > 0 {
+            ((offset as f64 / announced as f64) * 100.0)
+                .round()
+                .min(100.0) as u64
+        } else {
+            0
+        };
         let base64_size = b64.len();
-        let chunk = json!({
+        let mut chunk = json!({
             "type": "stream", "data_type": "file_chunk", "index": index, "data": b64,
             "size": n, "progress": progress, "base64_size": base64_size
         });
         let last = offset >= total;
+        match &fault {
+            Some(Fault::ChunkWithout(key)) if index == 1 => {
+                chunk.as_object_mut().expect("object").remove(*key);
+            }
+            Some(Fault::ChunkDataNotString) if index == 1 => chunk["data"] = json!(12345),
+            _ => {}
+        }
         match fault {
             Some(Fault::MissingChunk) if index == 1 => {}
             Some(Fault::CorruptChunk) if index == 1 => {
@@ -338,11 +403,25 @@ async fn download(
         "type": "response", "data_type": "file_complete", "file_name": name,
         "total_chunks": index, "total_bytes": total, "message": "Download completed"
     });
-    if fault == Some(Fault::ShortFile) {
-        complete
-            .as_object_mut()
-            .expect("object")
-            .remove("total_bytes");
+    match fault {
+        Some(Fault::ShortFile) => {
+            complete
+                .as_object_mut()
+                .expect("object")
+                .remove("total_bytes");
+        }
+        Some(Fault::WrongTotalBytes) => complete["total_bytes"] = json!(total + 1),
+        Some(Fault::WrongTotalChunks) => complete["total_chunks"] = json!(index + 1),
+        Some(Fault::TerminalDataType(data_type)) => match data_type {
+            Some(value) => complete["data_type"] = json!(value),
+            None => {
+                complete
+                    .as_object_mut()
+                    .expect("object")
+                    .remove("data_type");
+            }
+        },
+        _ => {}
     }
     Ok(ok(complete))
 }
