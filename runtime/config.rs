@@ -189,22 +189,25 @@ pub struct StreamConfig {
 #[derive(Debug, Clone, Default)]
 pub struct Shutdown {
     pub token: tokio_util::sync::CancellationToken,
-    /// A tracker rather than a lock: guards may nest (a background task holds one and its
-    /// stream call takes another) and may still be taken while main waits, without a queued
-    /// waiter blocking them.
-    running: tokio_util::task::TaskTracker,
+    running: std::sync::Arc<tokio::sync::RwLock<()>>,
 }
 
 impl Shutdown {
-    /// Held by running work; [`Shutdown::drained`] waits for every guard to go.
-    pub async fn enter(&self) -> tokio_util::task::task_tracker::TaskTrackerToken {
-        self.running.token()
+    /// Held by running work; [`Shutdown::drained`] waits for every guard to go. `None` once
+    /// shutdown has begun: work that has not started by then must not start, and a guard
+    /// taken inside another (a background task's stream call) never queues behind main's
+    /// wait, which the outer guard holds up.
+    pub async fn enter(&self) -> Option<tokio::sync::OwnedRwLockReadGuard<()>> {
+        tokio::select! {
+            biased;
+            () = self.token.cancelled() => None,
+            guard = self.running.clone().read_owned() => Some(guard),
+        }
     }
 
-    /// Resolves once no work holds a guard.
+    /// Resolves once no work holds a guard. Fire the token first.
     pub async fn drained(&self) {
-        self.running.close();
-        self.running.wait().await;
+        drop(self.running.write().await);
     }
 }
 

@@ -233,7 +233,13 @@ impl Streams {
         // Process shutdown (SIGTERM/SIGINT) cancels this call like the client's own
         // cancellation does, and main waits for the clean-up (reset, partial file removal)
         // while this guard is held.
-        let _running = self.config.shutdown.enter().await;
+        let Some(_running) = self.config.shutdown.enter().await else {
+            return Err(StreamFailure::refused(
+                ErrorKind::Cancelled,
+                "the server is shutting down; nothing was sent to SnowLuma",
+                "call again once the server has restarted",
+            ));
+        };
         let cancel = self.config.shutdown.token.child_token();
         let call_cancel = link.cancel;
         let link = StreamLink {

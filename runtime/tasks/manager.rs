@@ -321,7 +321,9 @@ impl TaskManager {
         F: FnOnce(CancellationToken, Box<dyn TaskProgress>) -> Fut,
         Fut: Future<Output = TaskOutcome> + Send + 'static,
     {
-        // Held from here until the final record is written: main's drain waits for it.
+        // Held from here until the final record is written: main's drain waits for it. (None
+        // when shutdown has begun: the work's token is then cancelled already and it ends at
+        // once.)
         let draining = self.settings.shutdown.enter().await;
         let id = summary.id.clone();
         let first = TaskRecord::working(&summary);
