@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use event_helpers::{GROUP, Recorder, SELF, USER, count, hub, owner, subscribe, texts};
 use fake_snowluma_ws::{FakeEventSocket, WsOptions, group_message};
 use serde_json::json;
-use snowluma_mcp::events::{ConnectionStatus, EventHub, EventsUrl};
+use snowluma_mcp::events::{ConnectionStatus, EventHub, EventsError, EventsUrl};
 use tokio_util::sync::CancellationToken;
 
 /// Polls for at most 30 s, a bound only a hang reaches.
@@ -149,7 +149,19 @@ async fn a_long_poll_waits_through_an_outage() {
             (page, start.elapsed())
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Revived only once the wait holds the resource, so the gap entry is what ends it.
+    let mut held = false;
+    for _ in 0..1500 {
+        let probe = hub
+            .wait(&me, &uri, None, 0, 256, CancellationToken::new())
+            .await;
+        if matches!(probe, Err(EventsError::WaitInProgress { .. })) {
+            held = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(held, "the long poll never started waiting");
     fake.revive();
     let (page, waited) = waiter.await.unwrap();
     let page = page.unwrap();

@@ -279,8 +279,12 @@ async fn three_restarts_lose_nothing_sent_and_leave_one_gap_each() {
         .call("subscribe_events", json!({ "self_id": SELF }))
         .await;
     assert_eq!(again["diagnostics"]["kind"], "events_token", "{again}");
-    // Stopped means no further attempts, even while the resource is held.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Stopped means no further attempts, even while the resource is held: the status names no
+    // next attempt, and the refused subscription above opened no connection either.
+    assert!(
+        status.get("next_attempt_at_ms").is_none_or(Value::is_null),
+        "{status}"
+    );
     assert_eq!(ws.handshakes(), handshakes, "kept reconnecting after 1008");
     reader.server.kill().await;
 }
