@@ -18,11 +18,12 @@ use crate::stream_helpers::Dirs;
 /// The ordinary request timeout the matrix configures: short, so stalls end fast, yet far
 /// above a loopback answer on a busy machine.
 pub const TIMEOUT_MS: &str = "1000";
-/// The stream idle timeout: an unoptimized build on a loaded machine takes a few hundred
-/// milliseconds to encode, send and (in the fake) decode one 768 KiB upload chunk.
-pub const STREAM_IDLE_MS: &str = "2500";
+/// The stream idle timeout: an unoptimized build takes a few hundred milliseconds to encode,
+/// send and (in the fake) decode one 768 KiB upload chunk, and with both cores busy (five
+/// builds at once) 2.5 s was seen to pass without a byte; 8 s leaves room for that.
+pub const STREAM_IDLE_MS: &str = "8000";
 /// How long `Slow` holds the response head: well past both timeouts.
-pub const SLOW: Duration = Duration::from_millis(3500);
+pub const SLOW: Duration = Duration::from_millis(10_000);
 /// The downloaded file: 7 chunks of 16 KiB, so a mid-stream disconnect leaves bytes written.
 pub const DOWNLOAD_SIZE: usize = 100_000;
 pub const DOWNLOAD_NAME: &str = "matrix.bin";
