@@ -98,21 +98,7 @@ async fn cancelling_a_waiting_read_events_ends_it_and_the_resource_still_works()
         .await;
     // The wait has started once a second call on the resource is refused.
     let mut id = 100;
-    loop {
-        id += 1;
-        let probe = server
-            .request(
-                id,
-                "tools/call",
-                json!({ "name": "read_events", "arguments": { "uri": uri, "wait_ms": 0 } }),
-            )
-            .await;
-        if structured(&probe)["diagnostics"]["kind"] == "wait_in_progress" {
-            break;
-        }
-        assert!(id < 200, "the first read_events never started waiting");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_waiting(&mut server, &mut id, &uri, "the first read_events").await;
 
     server
         .send(
@@ -147,21 +133,7 @@ async fn cancelling_a_waiting_read_events_ends_it_and_the_resource_still_works()
                        "params": { "name": "read_events", "arguments": { "uri": uri, "wait_ms": 20000 } } }))
         .await;
     // Pushed only once that wait holds the resource, so the event is what wakes it.
-    loop {
-        id += 1;
-        let probe = server
-            .request(
-                id,
-                "tools/call",
-                json!({ "name": "read_events", "arguments": { "uri": uri, "wait_ms": 0 } }),
-            )
-            .await;
-        if structured(&probe)["diagnostics"]["kind"] == "wait_in_progress" {
-            break;
-        }
-        assert!(id < 1000, "the second read_events never started waiting");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_waiting(&mut server, &mut id, &uri, "the second read_events").await;
     socket.push(&group_message(SELF, 20001, 30001, "after cancel"));
     let woke = structured(&server.wait_for_id(&json!(50)).await);
     assert_eq!(
@@ -175,6 +147,26 @@ async fn cancelling_a_waiting_read_events_ends_it_and_the_resource_still_works()
         server.backlog
     );
     server.finish().await;
+}
+
+/// Returns once a `read_events` wait holds `uri`: a zero-wait probe (request ids from `id` on)
+/// is refused with `wait_in_progress`. Bounded at about 30 s.
+async fn until_waiting(server: &mut RawServer, id: &mut i64, uri: &str, what: &str) {
+    for _ in 0..1500 {
+        *id += 1;
+        let probe = server
+            .request(
+                *id,
+                "tools/call",
+                json!({ "name": "read_events", "arguments": { "uri": uri, "wait_ms": 0 } }),
+            )
+            .await;
+        if structured(&probe)["diagnostics"]["kind"] == "wait_in_progress" {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what} never started waiting");
 }
 
 type Waiter = JoinHandle<Result<Page, EventsError>>;
