@@ -16,6 +16,32 @@ use fake_snowluma::{FakeSnowLuma, Fault};
 use serde_json::{Value, json};
 use stream_helpers::{Dirs, invoke, pseudo_random, sha256, spawn};
 
+/// Downloads `params` under `fault` and checks the call is refused with `kind`, a message
+/// containing `needle`, and no file left in the download directory. Returns the body.
+async fn assert_refused(
+    server: &mut raw_client::RawServer,
+    fake: &FakeSnowLuma,
+    dirs: &Dirs,
+    (id, params): (i64, Value),
+    fault: Fault,
+    (kind, needle): (&str, &str),
+) -> Value {
+    fake.set_fault(Some("download_file_stream"), fault.clone());
+    let (response, body) = invoke(
+        server,
+        id,
+        json!({ "action": "download_file_stream", "params": params }),
+        None,
+    )
+    .await;
+    assert_eq!(response["result"]["isError"], true, "{fault:?}: {body}");
+    assert_eq!(body["diagnostics"]["kind"], kind, "{fault:?}: {body}");
+    let message = body["diagnostics"]["message"].as_str().unwrap();
+    assert!(message.contains(needle), "{fault:?}: {message}");
+    assert!(dirs.downloaded().is_empty(), "{fault:?} left a file");
+    body
+}
+
 /// A download's saved file, checked against the bytes the fake served.
 fn assert_saved(body: &Value, bytes: &[u8], dirs: &Dirs) {
     assert_eq!(body["diagnostics"]["outcome"], "success", "{body}");
@@ -141,24 +167,13 @@ async fn totals_that_disagree_with_the_bytes_fail_whether_or_not_the_size_was_kn
         (&sizeless, Fault::ShortFile, "no total_bytes"),
     ];
     for (i, (file, fault, needle)) in cases.into_iter().enumerate() {
-        fake.set_fault(Some("download_file_stream"), fault.clone());
-        let (response, body) = invoke(
-            &mut server,
-            i as i64 + 1,
-            json!({ "action": "download_file_stream", "params": { "file": file } }),
-            None,
-        )
-        .await;
-        assert_eq!(response["result"]["isError"], true, "{fault:?}: {body}");
         let kind = if needle == "no total_bytes" {
             "bad_frame"
         } else {
             "size_mismatch"
         };
-        assert_eq!(body["diagnostics"]["kind"], kind, "{fault:?}: {body}");
-        let message = body["diagnostics"]["message"].as_str().unwrap();
-        assert!(message.contains(needle), "{fault:?}: {message}");
-        assert!(dirs.downloaded().is_empty(), "{fault:?} left a file");
+        let call = (i as i64 + 1, json!({ "file": file }));
+        assert_refused(&mut server, &fake, &dirs, call, fault, (kind, needle)).await;
     }
     server.finish().await;
 }
@@ -180,22 +195,16 @@ async fn only_the_file_complete_response_frame_completes_a_download() {
         ),
     ];
     for (i, (fault, needle)) in cases.into_iter().enumerate() {
-        fake.set_fault(Some("download_file_stream"), fault.clone());
-        let (response, body) = invoke(
+        let call = (i as i64 + 1, json!({ "file": file, "chunk_size": 8192 }));
+        assert_refused(
             &mut server,
-            i as i64 + 1,
-            json!({ "action": "download_file_stream", "params": { "file": file, "chunk_size": 8192 } }),
-            None,
+            &fake,
+            &dirs,
+            call,
+            fault,
+            ("bad_frame", needle),
         )
         .await;
-        assert_eq!(response["result"]["isError"], true, "{fault:?}: {body}");
-        assert_eq!(
-            body["diagnostics"]["kind"], "bad_frame",
-            "{fault:?}: {body}"
-        );
-        let message = body["diagnostics"]["message"].as_str().unwrap();
-        assert!(message.contains(needle), "{fault:?}: {message}");
-        assert!(dirs.downloaded().is_empty(), "{fault:?} left a file");
     }
     // A frame collection needs the terminal type too: test_download_stream's own end is
     // data_complete, but a terminal frame without a type is not an end.
@@ -240,23 +249,17 @@ async fn chunk_frames_without_index_or_string_data_are_refused() {
         ),
     ];
     for (i, (fault, needle)) in cases.into_iter().enumerate() {
-        fake.set_fault(Some("download_file_stream"), fault.clone());
-        let (response, body) = invoke(
+        let call = (i as i64 + 1, json!({ "file": file, "chunk_size": 8192 }));
+        let body = assert_refused(
             &mut server,
-            i as i64 + 1,
-            json!({ "action": "download_file_stream", "params": { "file": file, "chunk_size": 8192 } }),
-            None,
+            &fake,
+            &dirs,
+            call,
+            fault,
+            ("bad_frame", needle),
         )
         .await;
-        assert_eq!(response["result"]["isError"], true, "{fault:?}: {body}");
-        assert_eq!(
-            body["diagnostics"]["kind"], "bad_frame",
-            "{fault:?}: {body}"
-        );
-        let message = body["diagnostics"]["message"].as_str().unwrap();
-        assert!(message.contains(needle), "{fault:?}: {message}");
         assert_eq!(body["diagnostics"]["removed_partial_file"], true, "{body}");
-        assert!(dirs.downloaded().is_empty(), "{fault:?} left a file");
     }
     server.finish().await;
 }
