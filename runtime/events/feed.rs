@@ -26,11 +26,7 @@ impl HubShared {
     /// A lifecycle or heartbeat event: the connection is alive.
     pub(super) fn meta_event(&self, generation: u64, time: Option<i64>) {
         let state = self.lock();
-        if let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        {
+        if let Some(c) = state.current(generation) {
             c.status.send_replace(ConnectionStatus::Connected {
                 last_heartbeat: time,
             });
@@ -42,11 +38,7 @@ impl HubShared {
     /// `event` is the parsed frame, used only for filtering; `text` is what is kept.
     pub(super) fn deliver(&self, generation: u64, kind: EventType, event: &Value, text: &str) {
         let mut state = self.lock();
-        let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        else {
+        let Some(c) = state.current(generation) else {
             return;
         };
         if *c.status.borrow() == ConnectionStatus::Connecting {
@@ -76,11 +68,7 @@ impl HubShared {
     /// which every resource records as one gap entry after the recovered messages it keeps.
     pub(super) fn opened(&self, generation: u64, outage: Option<Outage>) {
         let mut state = self.lock();
-        let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        else {
+        let Some(c) = state.current(generation) else {
             return;
         };
         c.status.send_replace(ConnectionStatus::Connected {
@@ -125,11 +113,7 @@ impl HubShared {
     /// The socket was lost and is being reopened; resources keep what they hold.
     pub(super) fn reconnecting(&self, generation: u64, status: ConnectionStatus) {
         let state = self.lock();
-        if let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        {
+        if let Some(c) = state.current(generation) {
             c.status.send_replace(status);
         }
     }
@@ -150,11 +134,7 @@ impl HubShared {
 
     pub(super) fn connection_stopped(&self, generation: u64, status: ConnectionStatus) {
         let state = self.lock();
-        if let Some(c) = state
-            .connection
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        {
+        if let Some(c) = state.current(generation) {
             c.status.send_replace(status);
             state.resources.values().for_each(Resource::touch);
         }

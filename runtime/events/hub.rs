@@ -61,6 +61,16 @@ pub(super) struct HubState {
     generations: u64,
 }
 
+impl HubState {
+    /// The connection, if it is still the one of `generation`: a reader task that lost its
+    /// place (every resource released, a new connection opened) gets `None`.
+    pub(super) fn current(&self, generation: u64) -> Option<&Connection> {
+        self.connection
+            .as_ref()
+            .filter(|c| c.generation == generation)
+    }
+}
+
 pub(super) struct Connection {
     self_id: i64,
     pub(super) generation: u64,
