@@ -220,7 +220,7 @@ async fn killed_mid_task(kind: PeerKind, row: &'static Row) {
     // the upload's first chunk call.
     let sent = |fake: &FakeSnowLuma| fake.requests_for(row.action).len();
     let target = 1;
-    wait_until(Duration::from_secs(10), || {
+    wait_until(raw_client::WAIT, || {
         sent(&fake) >= target && (row.shape != Shape::Download || !dirs_has_part(&dirs))
     })
     .await;

@@ -165,7 +165,7 @@ async fn events_matrix(kind: PeerKind) -> usize {
     cells += 1;
     // Accepted by the kernel, never answered: the handshake times out (10 s).
     let listener = listen(socket);
-    peer.set_wait(Duration::from_secs(14));
+    peer.set_wait(raw_client::WAIT + Duration::from_secs(10));
     let cell = format!("{kind} stalled handshake");
     subscribe_fails(&mut peer, "events_connection", &cell).await;
     peer.set_wait(raw_client::WAIT);

@@ -259,7 +259,7 @@ async fn streamable_http_with_token_files_leaks_nothing() {
 
     // Let the writer thread flush the last lines before reading the log.
     let last = traces.sent.last().unwrap().clone();
-    wait_until(Duration::from_secs(5), || server.log().contains(&last)).await;
+    wait_until(raw_client::WAIT, || server.log().contains(&last)).await;
     let stderr = server.log();
     server.stop().await;
     secrets.assert_clean("HTTP server stderr", &stderr);

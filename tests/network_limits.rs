@@ -128,7 +128,7 @@ async fn calls_over_the_in_flight_cap_are_busy() {
         ))
         .await;
     // The first call reaches the fake before the second is sent.
-    raw_client::wait_until(Duration::from_secs(5), || {
+    raw_client::wait_until(raw_client::WAIT, || {
         !fake.requests_for("get_status").is_empty()
     })
     .await;

@@ -165,7 +165,7 @@ async fn a_call_is_answered_while_a_slow_disk_write_is_in_progress() {
             .flatten()
             .any(|e| e.file_name().to_string_lossy().ends_with(".part"))
     };
-    wait_until(Duration::from_secs(10), part_exists.clone()).await;
+    wait_until(raw_client::WAIT, part_exists.clone()).await;
     assert!(part_exists(), "the download started writing");
     let ping = server
         .request(2, "tools/list", json!({ "_meta": modern_meta(json!({})) }))

@@ -140,7 +140,7 @@ async fn downloads_are_written_as_part_files_and_crash_leftovers_are_removed() {
     server
         .send(&call(1, json!({ "action": "download_file_stream", "params": { "file": file, "chunk_size": 16384 } })))
         .await;
-    wait_until(Duration::from_secs(10), || has_part(&dirs.downloads)).await;
+    wait_until(raw_client::WAIT, || has_part(&dirs.downloads)).await;
     assert!(has_part(&dirs.downloads));
     // Only the .part name exists while writing.
     assert_eq!(dirs.downloaded().len(), 1, "{:?}", dirs.downloaded());
@@ -222,7 +222,7 @@ async fn sigterm_cancels_transfers_cleans_up_and_exits() {
     server
         .send(&call(1, json!({ "action": "download_file_stream", "params": { "file": file, "chunk_size": 16384 } })))
         .await;
-    wait_until(Duration::from_secs(10), || has_part(&dirs.downloads)).await;
+    wait_until(raw_client::WAIT, || has_part(&dirs.downloads)).await;
     assert!(has_part(&dirs.downloads));
     let status = std::process::Command::new("kill")
         .args(["-TERM", &server.pid().to_string()])
@@ -251,7 +251,7 @@ async fn sigint_resets_a_stuck_upload_and_reports_no_success() {
             json!({ "action": "upload_file_stream", "execution": { "input_file": "u.bin" } }),
         ))
         .await;
-    wait_until(Duration::from_secs(10), || {
+    wait_until(raw_client::WAIT, || {
         !fake.requests_for("upload_file_stream").is_empty()
     })
     .await;
@@ -297,7 +297,7 @@ async fn a_second_server_starting_on_the_directory_keeps_a_live_part_file() {
     writer
         .send(&call(1, json!({ "action": "download_file_stream", "params": { "file": file, "chunk_size": 16384 } })))
         .await;
-    wait_until(Duration::from_secs(10), || has_part(&dirs.downloads)).await;
+    wait_until(raw_client::WAIT, || has_part(&dirs.downloads)).await;
     assert!(has_part(&dirs.downloads));
     // Another server starts on the same directory while the download is being written: its
     // crash clean-up must leave the live .part file alone.

@@ -126,7 +126,7 @@ async fn a_file_growing_during_the_upload_is_sent_at_its_opened_size() {
     let answer = {
         let request = invoke(&mut server, 1, call, None);
         let grow = async {
-            wait_until(Duration::from_secs(10), || {
+            wait_until(raw_client::WAIT, || {
                 !fake.requests_for("upload_file_stream").is_empty()
             })
             .await;

@@ -227,7 +227,7 @@ async fn a_killed_server_reports_the_running_transfer_failed_and_never_replays_i
     )
     .await;
     let task_id = created["result"]["taskId"].as_str().unwrap().to_string();
-    wait_until(Duration::from_secs(10), || {
+    wait_until(raw_client::WAIT, || {
         !fake.requests_for("download_file_stream").is_empty()
     })
     .await;
@@ -271,7 +271,7 @@ async fn sigterm_cancels_background_transfers_and_saves_their_final_state_before
     for id in 1..=3 {
         ids.push(start_id(&mut server, id, args.clone()).await);
     }
-    wait_until(Duration::from_secs(30), || {
+    wait_until(raw_client::WAIT, || {
         fake.requests_for("download_file_stream").len() == 2
     })
     .await;
@@ -286,7 +286,7 @@ async fn sigterm_cancels_background_transfers_and_saves_their_final_state_before
         .status()
         .unwrap();
     assert!(status.success());
-    wait_until(Duration::from_secs(30), || held.exists()).await;
+    wait_until(raw_client::WAIT, || held.exists()).await;
     assert!(held.exists(), "no final record was written");
     std::fs::remove_file(&hold).unwrap();
     let (_, stderr) = server.exited().await;

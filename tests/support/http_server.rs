@@ -159,7 +159,9 @@ pub fn install_tls_provider() {
 pub fn client() -> reqwest::Client {
     install_tls_provider();
     reqwest::Client::builder()
-        .timeout(Duration::from_secs(15))
+        // A hang bound only (as raw_client::WAIT): a slow fault cell on a loaded runner takes
+        // well over 10 s.
+        .timeout(Duration::from_secs(60))
         // The server under test speaks plain HTTP on loopback: no trust roots are needed, and
         // loading the system's (parsing its PEM bundle, unoptimized) cost more CPU than the
         // requests themselves.
