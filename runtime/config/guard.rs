@@ -143,3 +143,67 @@ impl GuardFlags {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn parse(args: &[&str]) -> Result<GuardConfig, String> {
+        let mut argv = vec!["snowluma-mcp"];
+        argv.extend_from_slice(args);
+        Config::try_from_args(argv)
+            .map(|c| c.guard)
+            .map_err(|e| e.0)
+    }
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        assert_eq!(parse(&[]).unwrap(), GuardConfig::default());
+        let defaults = GuardConfig::default();
+        assert_eq!(
+            (
+                defaults.per_target_per_min,
+                defaults.burst,
+                defaults.total_per_min
+            ),
+            (20, 5, 60)
+        );
+        assert_eq!(defaults.audit_max_bytes, 64 << 20);
+    }
+
+    #[test]
+    fn bad_values_name_the_setting_and_the_way_out() {
+        let confirm = parse(&["--confirm", "always"]).unwrap_err();
+        assert!(
+            confirm.contains("SNOWLUMA_MCP_CONFIRM") && confirm.contains("off, danger or writes")
+        );
+        let params = parse(&["--audit-params", "yes"]).unwrap_err();
+        assert!(params.contains("SNOWLUMA_MCP_AUDIT_PARAMS"), "{params}");
+        let burst = parse(&["--send-burst", "0"]).unwrap_err();
+        assert!(
+            burst.contains("SNOWLUMA_MCP_SEND_PER_TARGET_PER_MIN=0"),
+            "{burst}"
+        );
+        let size = parse(&["--audit-max-bytes", "10"]).unwrap_err();
+        assert!(size.contains("SNOWLUMA_MCP_AUDIT_MAX_BYTES"), "{size}");
+        let relative = parse(&["--audit-log", "audit.jsonl"]).unwrap_err();
+        assert!(relative.contains("SNOWLUMA_MCP_AUDIT_LOG") && relative.contains("absolute"));
+        let set = parse(&[
+            "--confirm",
+            "danger",
+            "--audit-log",
+            "/tmp/a.jsonl",
+            "--audit-params",
+            "1",
+            "--send-per-target-per-min",
+            "0",
+            "--send-burst",
+            "0",
+        ])
+        .unwrap();
+        assert_eq!(set.confirm, ConfirmSetting::Danger);
+        assert!(set.audit_params);
+        assert_eq!(set.per_target_per_min, 0);
+    }
+}
