@@ -99,11 +99,14 @@ impl Guard {
             return Ok(Admitted { audit: None });
         }
         let target = send_target(params);
-        let entry = self.entry(caller, action, params, trace, target.clone());
-        let mut slot = match &self.audit {
+        // The line is built only when there is a log to write it to.
+        let mut audit = match &self.audit {
             None => None,
             Some(log) => match log.open() {
-                Ok(slot) => Some(slot),
+                Ok(slot) => Some((
+                    slot,
+                    self.entry(caller, action, params, trace, target.clone()),
+                )),
                 Err(error) => {
                     tracing::error!(path = %log.path().display(), %error, "audit log cannot be written; call refused");
                     return Err(Refusal::Reply(ToolReply::error(
@@ -157,9 +160,7 @@ impl Guard {
                 )),
             };
             if let Some(reply) = refusal {
-                return Err(Refusal::Reply(
-                    self.refused(slot.take(), entry, reply).await,
-                ));
+                return Err(Refusal::Reply(self.refused(audit.take(), reply).await));
             }
         }
         if action.sends
@@ -184,13 +185,9 @@ impl Guard {
             )
             .with_detail("retry_after_ms", Value::from(retry_ms))
             .with_detail("bucket", Value::from(limited.bucket.as_str()));
-            return Err(Refusal::Reply(
-                self.refused(slot.take(), entry, reply).await,
-            ));
+            return Err(Refusal::Reply(self.refused(audit.take(), reply).await));
         }
-        Ok(Admitted {
-            audit: slot.map(|slot| (slot, entry)),
-        })
+        Ok(Admitted { audit })
     }
 
     /// Records a refusal by the gate (mode, allow and deny lists) of a write.
@@ -205,9 +202,16 @@ impl Guard {
         if action.read_only || self.audit.is_none() {
             return reply;
         }
-        let entry = self.entry(caller, action, params, trace, send_target(params));
-        let slot = self.audit.as_ref().and_then(|log| log.open().ok());
-        self.refused(slot, entry, reply).await
+        // Nothing runs either way; a log that cannot be opened leaves the refusal as it is.
+        let audit = self
+            .audit
+            .as_ref()
+            .and_then(|log| log.open().ok())
+            .map(|slot| {
+                let entry = self.entry(caller, action, params, trace, send_target(params));
+                (slot, entry)
+            });
+        self.refused(audit, reply).await
     }
 
     /// Records the outcome of an admitted write. The call has run by now, so a failing log
@@ -232,13 +236,8 @@ impl Guard {
     }
 
     /// Writes a refusal's line; a log that fails turns the refusal into `audit_log`.
-    async fn refused(
-        &self,
-        slot: Option<AuditSlot>,
-        mut entry: AuditEntry,
-        reply: ToolReply,
-    ) -> ToolReply {
-        let Some(slot) = slot else {
+    async fn refused(&self, audit: Option<(AuditSlot, AuditEntry)>, reply: ToolReply) -> ToolReply {
+        let Some((slot, mut entry)) = audit else {
             return reply;
         };
         entry.outcome = "refused".to_string();
