@@ -12,12 +12,14 @@ use clap::{Parser, ValueEnum};
 mod actions;
 mod events_reconnect;
 mod events_url;
+mod guard;
 pub mod http;
 mod secret;
 mod tls;
 pub use actions::ActionSelection;
 pub use events_reconnect::EventsReconnect;
 pub use events_url::EventsUrl;
+pub use guard::{ConfirmSetting, GuardConfig};
 pub use http::HttpConfig;
 use secret::{SecretSource, read_secret};
 pub use tls::{Tls, TlsFailure};
@@ -164,6 +166,9 @@ struct Flags {
 
     #[command(flatten)]
     events_reconnect: events_reconnect::ReconnectFlags,
+
+    #[command(flatten)]
+    guard: guard::GuardFlags,
 }
 
 /// Longest SNOWLUMA_MCP_TASK_RETENTION_SECS: ten years, far below where a time stamp plus the
@@ -237,6 +242,8 @@ pub struct Config {
     pub log: String,
     /// The Streamable HTTP transport's settings; `None` serves stdio.
     pub http: Option<HttpConfig>,
+    /// Send limits, confirmation and the audit log (write safety).
+    pub guard: GuardConfig,
 }
 
 impl fmt::Debug for Config {
@@ -373,6 +380,7 @@ impl Config {
         let tls = Tls::load(flags.ca_file.as_deref(), uses_tls)?;
         let http = flags.http.into_config()?;
         let events_reconnect = flags.events_reconnect.into_settings()?;
+        let guard = flags.guard.into_config()?;
         Ok(Config {
             mode,
             endpoint,
@@ -398,6 +406,7 @@ impl Config {
             actions,
             log: flags.log,
             http,
+            guard,
         })
     }
 }

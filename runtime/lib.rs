@@ -20,6 +20,7 @@ pub mod events;
 pub mod exec;
 #[doc(hidden)]
 pub mod fuzz_api;
+pub mod guard;
 pub mod ids;
 pub mod input;
 pub mod log_format;

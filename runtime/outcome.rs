@@ -74,6 +74,9 @@ error_kinds! {
     InputFile = "input_file", "execution.input_file cannot be uploaded", "pass a regular, readable file inside SNOWLUMA_MCP_UPLOAD_ROOT";
     Busy = "busy", "the limit of concurrent transfers is reached", "wait for a running transfer to finish, then call again";
     /// Background tasks: the limit of tasks working at once is reached.
+    /// A send limit (per target or overall) is reached; `diagnostics.retry_after_ms` and
+    /// `diagnostics.bucket` say when and which.
+    RateLimited = "rate_limited", "a send limit (SNOWLUMA_MCP_SEND_*) is reached; nothing was sent", "wait diagnostics.retry_after_ms, then send again";
     TaskLimit = "task_limit", "four background tasks are already working; nothing was started", "wait for a task to finish (poll tasks/get) or cancel one, then start again";
     UnknownTask = "unknown_task", "no background task with that id in SNOWLUMA_MCP_TASK_DIR", "call list_tasks for the known task ids";
     // Local resources.
@@ -105,14 +108,19 @@ error_kinds! {
     // Completing missing params (query_action_with_input / invoke_action_with_input).
     /// The client cannot show a form (no form elicitation declared for this request).
     InputUnsupported = "input_unsupported", "params are missing and the client declared no form elicitation; nothing was run", "call query_action / invoke_action with complete params";
-    InputDeclined = "input_declined", "the user declined to provide the missing params; nothing was run", "call again with complete params if the action is still wanted";
+    InputDeclined = "input_declined", "the user declined the prompt (missing params, or the confirmation SNOWLUMA_MCP_CONFIRM asks for); nothing was run", "call again with complete params if the action is still wanted; after a declined confirmation, only if the user asks";
     /// Cancelled prompt, a cancelled call while waiting, or no answer in time.
-    InputCancelled = "input_cancelled", "the prompt for missing params was cancelled or not answered in time; nothing was run", "call again if the action is still wanted";
+    InputCancelled = "input_cancelled", "the prompt (missing params or a confirmation) was cancelled or not answered in time; nothing was run", "call again if the action is still wanted";
     /// The answer is not a JSON object holding exactly the asked-for, valid fields.
     InputInvalid = "input_invalid", "the answer to the prompt is invalid (names the field); nothing was run", "call the tool again and answer params_json with exactly the asked-for fields";
     /// requestState is expired, altered, from another process, tool or arguments, or used.
     InputState = "input_state", "requestState cannot be used: expired, altered, already answered, or issued for another tool, other arguments or before a restart; nothing was run", "call the tool again without requestState for a fresh prompt";
     InputLimit = "input_limit", "the server already holds its maximum of unanswered prompts (256); nothing was run", "answer or abandon open prompts (they expire after ten minutes), or call query_action / invoke_action with complete params";
+    // Write guards.
+    /// SNOWLUMA_MCP_CONFIRM asks for confirmation and this caller cannot be asked.
+    ConfirmationUnavailable = "confirmation_unavailable", "SNOWLUMA_MCP_CONFIRM needs the user's confirmation and the client declared no form elicitation; nothing was sent", "use an MCP client with form elicitation, or change SNOWLUMA_MCP_CONFIRM";
+    /// SNOWLUMA_MCP_AUDIT_LOG cannot be written, so the call was refused.
+    AuditLog = "audit_log", "the audit log (SNOWLUMA_MCP_AUDIT_LOG) cannot be written; nothing was run", "fix the file's directory, permissions or disk, or change SNOWLUMA_MCP_AUDIT_LOG";
     // Live events.
     /// The event socket could not be opened, or has stopped.
     EventsConnection = "events_connection", "the event WebSocket could not be opened or has stopped; the status names the reason", "check SnowLuma's WebSocket adapter and SNOWLUMA_MCP_EVENTS_URL; release every event resource before subscribing again";

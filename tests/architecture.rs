@@ -15,6 +15,7 @@ const LAYERS: &[&str] = &[
     "input",
     "preview",
     "exec",
+    "guard",
     "tasks",
     "events",
     "streams",

@@ -59,6 +59,10 @@ fn server_env(dirs: &Dirs, endpoint: &str, short_timeouts: bool) -> Vec<(String,
         ("SNOWLUMA_MCP_MAX_CALLS", "1".to_string()),
         ("SNOWLUMA_MCP_MAX_STREAMS", "1".to_string()),
         ("SNOWLUMA_MCP_DIR_QUOTA_BYTES", DOWNLOAD_SIZE.to_string()),
+        // The matrix sends to one group far faster than the send limits allow; they are
+        // tested in guard_limits.rs.
+        ("SNOWLUMA_MCP_SEND_PER_TARGET_PER_MIN", "0".to_string()),
+        ("SNOWLUMA_MCP_SEND_TOTAL_PER_MIN", "0".to_string()),
     ];
     if short_timeouts {
         env.push(("SNOWLUMA_MCP_TIMEOUT_MS", TIMEOUT_MS.to_string()));

@@ -36,6 +36,8 @@ pub struct Action {
     /// What the action can do to the SnowLuma host, for actions worth denying.
     pub danger: Option<String>,
     pub read_only: bool,
+    /// Counted by the send limits.
+    pub sends: bool,
     pub stream: StreamKind,
     pub keywords: Vec<String>,
     pub params: Vec<Param>,
@@ -115,6 +117,7 @@ pub fn lower(spec: &Spec) -> Catalog {
                 notes: a.notes.as_ref().map(|n| n.trim().to_string()),
                 danger: a.danger.as_ref().map(|d| d.trim().to_string()),
                 read_only: a.read_only,
+                sends: a.sends,
                 stream: a.stream,
                 keywords: a.keywords.clone(),
                 params: lower_params(&a.params),

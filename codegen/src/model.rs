@@ -38,6 +38,10 @@ pub struct ActionFile {
     #[serde(default)]
     pub danger: Option<String>,
     pub read_only: bool,
+    /// The action sends or forwards something to other people (messages, pokes, likes), so
+    /// the send limits count it; only a write can send.
+    #[serde(default)]
+    pub sends: bool,
     #[serde(default)]
     pub stream: StreamKind,
     #[serde(default)]

@@ -156,6 +156,13 @@ impl ActionCheck<'_> {
                 None,
             );
         }
+        if action.sends && action.read_only {
+            self.fail(
+                "sends",
+                "a read-only action cannot send; drop `sends`, or set `read_only: false` if the action does send",
+                None,
+            );
+        }
         for (i, keyword) in action.keywords.iter().enumerate() {
             if keyword.trim().is_empty() {
                 self.fail(&format!("keywords[{i}]"), "must not be empty", None);

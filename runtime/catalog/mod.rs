@@ -70,6 +70,8 @@ pub struct ActionMeta {
     pub read_only: bool,
     /// What the action can do to the SnowLuma host, for actions a deny list should name.
     pub danger: Option<&'static str>,
+    /// Sends or forwards something to other people; counted by the send limits (`guard`).
+    pub sends: bool,
     pub stream: StreamKind,
     pub required: &'static [&'static str],
     pub contract: (u32, u32),

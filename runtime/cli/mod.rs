@@ -2,6 +2,7 @@
 //! person at a terminal) and `snowluma-mcp check` (configuration and connection doctor), plus
 //! the hint printed when the server is started from a terminal instead of an MCP client.
 
+pub mod audit;
 pub mod catalog;
 pub mod check;
 
@@ -15,6 +16,7 @@ pub fn dispatch(args: &[OsString]) -> Option<ExitCode> {
     match args.first().and_then(|a| a.to_str()) {
         Some("catalog") => Some(catalog::main(rest)),
         Some("check") => Some(check::main(rest)),
+        Some("audit") => Some(audit::main(rest)),
         _ => None,
     }
 }

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ActionArgs, Entry, Executor};
 use crate::catalog::CATALOG_VERSION;
+use crate::guard::Caller;
 
 /// How a maintainer brings the catalog in step with another SnowLuma release.
 const SYNC_HINT: &str = "to bring the catalog in step, run `cargo run -p snowluma-mcp-codegen --bin catalog-sync -- <catalog.json>` in a snowluma-mcp checkout, with SnowLuma's packages/mcp/src/generated/catalog.json of that release (README, \"Adding an action\")";
@@ -48,8 +49,16 @@ impl Executor {
                 params: None,
                 execution: None,
             };
+            let caller = Caller::internal("get_runtime_info");
             let reply = self
-                .run(Entry::Query, call, trace, cancel, &mut Progress::silent())
+                .run(
+                    &caller,
+                    Entry::Query,
+                    call,
+                    trace,
+                    cancel,
+                    &mut Progress::silent(),
+                )
                 .await;
             if reply.outcome() != Outcome::Success {
                 failed += 1;

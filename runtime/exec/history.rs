@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ActionArgs, Entry, Executor};
 use crate::events::MessageHistory;
+use crate::guard::Caller;
 use crate::outcome::Outcome;
 use crate::streams::Progress;
 use crate::trace::TraceContext;
@@ -32,8 +33,11 @@ impl MessageHistory for PipelineHistory {
                 params: Some(json!({ "group_id": group_id, "count": count })),
                 execution: None,
             };
+            // A read-only call: the guards let it through without asking or recording.
+            let caller = Caller::internal("events_recovery");
             let reply = executor
                 .run(
+                    &caller,
                     Entry::Query,
                     call,
                     &trace,

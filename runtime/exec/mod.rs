@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Resolved, StreamKind};
 use crate::config::{Config, Mode};
+use crate::guard::{Caller, Guard, Refusal};
 use crate::onebot::OneBotClient;
 use crate::outcome::{ErrorKind, ToolReply, json_kind};
 use crate::streams::{Progress, StreamOverview, Streams};
@@ -96,6 +97,8 @@ pub struct Executor {
     /// Ordinary calls in flight, bounded like streams.
     calls: Arc<Semaphore>,
     max_calls: usize,
+    /// Send limits, confirmation and the audit log, consulted for every write.
+    guard: Guard,
 }
 
 impl Executor {
@@ -119,6 +122,7 @@ impl Executor {
             streams: Streams::new(config.streams.clone()),
             calls: Arc::new(Semaphore::new(config.max_calls)),
             max_calls: config.max_calls,
+            guard: Guard::new(&config.guard),
         })
     }
 
@@ -164,16 +168,18 @@ impl Executor {
     }
 
     /// Runs one action call through the whole pipeline. A stream call answers `busy` at once
-    /// when every transfer slot is taken.
+    /// when every transfer slot is taken. `caller` names who calls (for the audit log) and
+    /// how to ask them for a confirmation.
     pub async fn run(
         &self,
+        caller: &Caller<'_>,
         entry: Entry,
         args: ActionArgs,
         trace: &TraceContext,
         cancel: &CancellationToken,
         progress: &mut Progress,
     ) -> ToolReply {
-        self.execute(entry, args, trace, cancel, progress, None)
+        self.execute(caller, entry, args, trace, cancel, progress, None)
             .await
     }
 
@@ -183,20 +189,32 @@ impl Executor {
     /// it runs. Cancelling while it waits ends it before anything is sent.
     pub async fn run_background(
         &self,
+        caller: &Caller<'_>,
         args: ActionArgs,
         trace: &TraceContext,
         cancel: &CancellationToken,
         progress: &mut Progress,
         status: &SlotStatus<'_>,
     ) -> ToolReply {
-        self.execute(Entry::Invoke, args, trace, cancel, progress, Some(status))
-            .await
+        self.execute(
+            caller,
+            Entry::Invoke,
+            args,
+            trace,
+            cancel,
+            progress,
+            Some(status),
+        )
+        .await
     }
 
-    /// The one pipeline behind `run` and `run_background`; `wait_status` is set for
-    /// background work, which waits for a stream slot.
+    /// The one pipeline behind `run` and `run_background`: resolve, gate, check params, the
+    /// guards (audit log, confirmation, send limits), the call, and its audit line.
+    /// `wait_status` is set for background work, which waits for a stream slot.
+    #[allow(clippy::too_many_arguments)]
     async fn execute(
         &self,
+        caller: &Caller<'_>,
         entry: Entry,
         args: ActionArgs,
         trace: &TraceContext,
@@ -209,8 +227,54 @@ impl Executor {
             Err(unknown) => return unknown_action(unknown),
         };
         if let Err(refusal) = self.gate(entry, resolved) {
-            return refusal;
+            let params = match &args.params {
+                Some(Value::Object(params)) => params.clone(),
+                _ => Map::new(),
+            };
+            return self
+                .guard
+                .gate_refused(caller, resolved.meta, &params, trace, refusal)
+                .await;
         }
+        let params = match check_params(entry, resolved, &args) {
+            Ok(params) => params,
+            Err(refusal) => return refusal,
+        };
+        let admitted = match self
+            .guard
+            .admit(caller, resolved.meta, &params, trace)
+            .await
+        {
+            Ok(admitted) => admitted,
+            Err(Refusal::Reply(reply)) => return reply,
+            Err(Refusal::Deferred) => {
+                // The server answers with the confirmer's continuation instead of this.
+                return ToolReply::error(
+                    ErrorKind::ConfirmationUnavailable,
+                    "the confirmation was sent to the client; nothing has run yet",
+                    "answer the confirmation",
+                );
+            }
+        };
+        let reply = self
+            .dispatch(resolved, args, params, trace, cancel, progress, wait_status)
+            .await;
+        self.guard.finish(admitted, reply).await
+    }
+
+    /// Sends a checked, admitted call: a stream through its link, an ordinary call through
+    /// the client.
+    #[allow(clippy::too_many_arguments)]
+    async fn dispatch(
+        &self,
+        resolved: Resolved,
+        args: ActionArgs,
+        params: Map<String, Value>,
+        trace: &TraceContext,
+        cancel: &CancellationToken,
+        progress: &mut Progress,
+        wait_status: Option<&SlotStatus<'_>>,
+    ) -> ToolReply {
         let Some(client) = &self.client else {
             // The gate refuses every action in docs mode, the only mode without a client.
             return ToolReply::error(
@@ -218,10 +282,6 @@ impl Executor {
                 "execution is not configured",
                 "set SNOWLUMA_MCP_ENDPOINT",
             );
-        };
-        let params = match check_params(entry, resolved, &args) {
-            Ok(params) => params,
-            Err(refusal) => return refusal,
         };
         let input_file = args.execution.and_then(|e| e.input_file);
         let name = args.action.trim();

@@ -207,7 +207,12 @@ impl Continuations {
     }
 
     /// Verifies `state` against `tool` and `args` and uses it up.
-    fn redeem(&self, tool: &str, args: &Map<String, Value>, state: &str) -> Result<(), InputError> {
+    pub fn redeem(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        state: &str,
+    ) -> Result<(), InputError> {
         let claims = self.unseal(state).ok_or(InputError::UnknownState)?;
         if claims.tool != tool {
             return Err(InputError::WrongTool {

@@ -8,12 +8,11 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
-use super::registry::{Call, unconfirmed_branch};
+use super::registry::{Answer, Call, unconfirmed_branch};
 use super::render::output_schema;
 use super::session::Shared;
 use crate::catalog::{ACTION_TOOLS, ACTIONS, Resolved, resolve};
 use crate::exec::{ActionArgs, gate};
-use crate::outcome::ToolReply;
 
 /// The typed action tool called `name`, when the toolsets include it. Only action names are
 /// tool names (aliases are not), so a tool is found by its exact name.
@@ -83,16 +82,13 @@ fn result_schema(index: usize) -> Value {
 
 /// A call of a typed tool: its arguments are the action's params; the rest is the ordinary
 /// pipeline with the entry query_action or invoke_action would use for the action.
-pub async fn call(resolved: Resolved, mut call: Call<'_>) -> ToolReply {
+pub async fn call(resolved: Resolved, mut call: Call<'_>) -> Answer {
     let params = call.args.take().unwrap_or_default();
     let args = ActionArgs {
         action: resolved.meta.name.to_string(),
-        params: Some(Value::Object(params)),
+        params: Some(Value::Object(params.clone())),
         execution: None,
     };
     let entry = gate::action_tool_entry(resolved.meta);
-    call.shared
-        .executor
-        .run(entry, args, call.trace, call.cancel, &mut call.progress)
-        .await
+    super::confirm::run(call, resolved.meta.name, params, entry, args, true).await
 }

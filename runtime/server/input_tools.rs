@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use super::registry::{Answer, Call};
 use crate::catalog;
 use crate::exec::{self, ActionArgs, Entry};
+use crate::guard::confirm::CONFIRM_REQUEST_KEY;
 use crate::input::{self, INPUT_REQUEST_KEY, InputError};
 use crate::outcome::{ErrorKind, ToolReply, parse_args};
 
@@ -36,7 +37,13 @@ fn tool_name(entry: Entry) -> &'static str {
 pub async fn execute_with_input(entry: Entry, mut call: Call<'_>) -> Answer {
     let tool = tool_name(entry);
     let args = call.args.clone().unwrap_or_default();
-    if let Some(state) = call.input.request_state.take() {
+    // A confirmation round's retry carries its own state; the pipeline redeems it.
+    let confirming = call
+        .input
+        .input_responses
+        .as_ref()
+        .is_some_and(|responses| responses.contains_key(CONFIRM_REQUEST_KEY));
+    if !confirming && let Some(state) = call.input.request_state.take() {
         return resume(entry, call, &args, &state).await;
     }
     let parsed: ActionArgs = match parse_args(tool, Some(args.clone())) {
@@ -53,7 +60,7 @@ pub async fn execute_with_input(entry: Entry, mut call: Call<'_>) -> Answer {
     let missing = input::missing_fields(resolved.meta, &args);
     if missing.is_empty() {
         // Complete arguments never see a prompt: exactly the original tool's pipeline.
-        return Answer::Reply(run(entry, call, parsed).await);
+        return run(entry, call, args, parsed, true).await;
     }
     if !call.input.caps.form_elicitation {
         return Answer::Reply(unsupported(entry, &missing));
@@ -70,7 +77,7 @@ pub async fn execute_with_input(entry: Entry, mut call: Call<'_>) -> Answer {
         Err(reply) => return Answer::Reply(reply),
     };
     match input::complete(&args, answer) {
-        Ok(completed) => Answer::Reply(run(entry, call, completed).await),
+        Ok(completed) => run(entry, call, args, completed, true).await,
         Err(error) => Answer::Reply(input_error(error)),
     }
 }
@@ -99,8 +106,9 @@ async fn resume(entry: Entry, call: Call<'_>, args: &Map<String, Value>, state: 
     };
     let completed = input::Answer::from_elicit_result(response)
         .and_then(|answer| call.shared.continuations.resume(tool, args, state, answer));
+    let args = args.clone();
     match completed {
-        Ok(completed) => Answer::Reply(run(entry, call, completed).await),
+        Ok(completed) => run(entry, call, args, completed, false).await,
         Err(error) => Answer::Reply(input_error(error)),
     }
 }
@@ -125,12 +133,16 @@ fn reprompt(
     ))
 }
 
-/// The normal execution pipeline, gates included, as query_action / invoke_action run it.
-async fn run(entry: Entry, mut call: Call<'_>, args: ActionArgs) -> ToolReply {
-    call.shared
-        .executor
-        .run(entry, args, call.trace, call.cancel, &mut call.progress)
-        .await
+/// The normal execution pipeline, gates and guards included, as query_action /
+/// invoke_action run it. `can_defer`: see `confirm::run`.
+async fn run(
+    entry: Entry,
+    call: Call<'_>,
+    raw: Map<String, Value>,
+    args: ActionArgs,
+    can_defer: bool,
+) -> Answer {
+    super::confirm::run(call, tool_name(entry), raw, entry, args, can_defer).await
 }
 
 fn elicitation(form: input::InputForm) -> ElicitRequestParams {

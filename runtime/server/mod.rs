@@ -4,6 +4,7 @@
 
 mod action_tools;
 mod boxed_service;
+mod confirm;
 pub(crate) mod decode;
 mod docs;
 mod encode;

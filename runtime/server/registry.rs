@@ -293,7 +293,7 @@ pub static TOOLS: &[ToolSpec] = &[
         read_only: true,
         open_world: always,
         apps_meta: None,
-        handler: |call| Box::pin(async move { Answer::Reply(execute(Entry::Query, call).await) }),
+        handler: |call| Box::pin(execute(Entry::Query, call)),
     },
     ToolSpec {
         name: "invoke_action",
@@ -313,7 +313,7 @@ pub static TOOLS: &[ToolSpec] = &[
         read_only: false,
         open_world: always,
         apps_meta: None,
-        handler: |call| Box::pin(async move { Answer::Reply(execute(Entry::Invoke, call).await) }),
+        handler: |call| Box::pin(execute(Entry::Invoke, call)),
     },
     ToolSpec {
         name: input_tools::QUERY_WITH_INPUT,
@@ -444,16 +444,15 @@ pub static TOOLS: &[ToolSpec] = &[
     },
 ];
 
-/// `query_action` and `invoke_action`: parse, then the one execution pipeline.
-pub(super) async fn execute(entry: Entry, mut call: Call<'_>) -> ToolReply {
-    let args: ActionArgs = match parse_args(entry.tool(), call.args.take()) {
+/// `query_action` and `invoke_action`: parse, then the one execution pipeline (which may
+/// ask the user to confirm).
+pub(super) async fn execute(entry: Entry, mut call: Call<'_>) -> Answer {
+    let raw = call.args.take().unwrap_or_default();
+    let args: ActionArgs = match parse_args(entry.tool(), Some(raw.clone())) {
         Ok(args) => args,
-        Err(reply) => return reply,
+        Err(reply) => return Answer::Reply(reply),
     };
-    call.shared
-        .executor
-        .run(entry, args, call.trace, call.cancel, &mut call.progress)
-        .await
+    super::confirm::run(call, entry.tool(), raw, entry, args, true).await
 }
 
 /// `get_runtime_info`: the local overview, and with `check_connection` three read-only calls

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::registry::{Answer, Call};
 use super::render::{self, StructuredCopy};
 use crate::exec::{Access, ActionArgs, Capability, Entry, Requirement};
+use crate::guard::{Caller, CannotAsk};
 use crate::outcome::{ErrorKind, ToolReply, parse_args};
 use crate::streams::{Progress, ProgressSink};
 use crate::tasks::{
@@ -142,6 +143,7 @@ async fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
     }
     let shared = Arc::clone(call.shared);
     let trace = call.trace.clone();
+    let principal = crate::guard::principal(shared.config.http.is_some(), &call.session.id);
     let handle = manager
         .start(resolved.meta.name, move |cancel, progress| async move {
             let progress = Arc::<dyn TaskProgress>::from(progress);
@@ -149,9 +151,18 @@ async fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
             let mut progress = Progress::new(Some(Box::new(TaskProgressSink(progress))));
             // Waits for a transfer slot rather than answering busy; the task's status message
             // says so meanwhile.
+            // A task runs after its call has answered, so there is nobody to ask: actions
+            // that need a confirmation are refused (confirmation_unavailable), never run.
+            let cannot_ask =
+                CannotAsk("a background task cannot ask the user; call invoke_action instead");
+            let caller = Caller {
+                principal,
+                tool: "invoke_action_background",
+                confirmer: &cannot_ask,
+            };
             let reply = shared
                 .executor
-                .run_background(args, &trace, &cancel, &mut progress, &|message| {
+                .run_background(&caller, args, &trace, &cancel, &mut progress, &|message| {
                     status.status(message)
                 })
                 .await;

@@ -77,12 +77,25 @@ impl SnowlumaServer {
             input: InputRound {
                 caps: request_capabilities(ctx),
                 modern: is_modern(ctx),
-                request_state: None,
-                input_responses: None,
+                request_state: request.request_state,
+                input_responses: request.input_responses,
                 peer: &ctx.peer,
             },
         };
-        let reply = action_tools::call(action, call).await;
+        let reply = match action_tools::call(action, call).await {
+            Answer::Reply(reply) => reply,
+            Answer::Continuation(continuation) => {
+                // A confirmation round (2026-07-28): the call goes on with the answer.
+                trace::log_call(
+                    action.meta.name,
+                    trace,
+                    "continued",
+                    None,
+                    started.elapsed(),
+                );
+                return continuation;
+            }
+        };
         trace::log_call(
             action.meta.name,
             trace,

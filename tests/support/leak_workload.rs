@@ -103,6 +103,9 @@ impl Rig {
             ("SNOWLUMA_MCP_TOOLSETS", "message"),
             ("SNOWLUMA_MCP_TIMEOUT_MS", "1000"),
             ("SNOWLUMA_MCP_LOG", "trace"),
+            // The workload sends to one user faster than the send limits allow.
+            ("SNOWLUMA_MCP_SEND_PER_TARGET_PER_MIN", "0"),
+            ("SNOWLUMA_MCP_SEND_TOTAL_PER_MIN", "0"),
             token,
         ]);
         self.secrets.assert_argv_clean(server.pid());

@@ -20,6 +20,7 @@ pub fn emit(catalog: &Catalog, ranges: &[(usize, usize)]) -> TokenStream {
         let category = a.category;
         let summary = &a.summary;
         let read_only = a.read_only;
+        let sends = a.sends;
         let danger = match &a.danger {
             Some(danger) => quote! { Some(#danger) },
             None => quote! { None },
@@ -55,6 +56,7 @@ pub fn emit(catalog: &Catalog, ranges: &[(usize, usize)]) -> TokenStream {
                 summary: #summary,
                 read_only: #read_only,
                 danger: #danger,
+                sends: #sends,
                 stream: StreamKind::#stream,
                 required: &[#(#required),*],
                 contract: (#start, #end),
