@@ -2,23 +2,30 @@
 //! serving both protocol generations, the stdio transport, era and cache-hint policy, the
 //! tool registry, and the rendering of tool replies into MCP results.
 
+#[path = "../tools/action_tools.rs"]
 mod action_tools;
 mod boxed_service;
 pub(crate) mod decode;
+#[path = "../tools/docs.rs"]
 mod docs;
 mod encode;
 mod event_resources;
 mod event_routes;
+#[path = "../tools/event_tools.rs"]
 mod event_tools;
 pub mod http;
+#[path = "../tools/input_tools.rs"]
 mod input_tools;
+#[path = "../tools/message_preview.rs"]
 mod message_preview;
 mod progress;
+#[path = "../tools/registry.rs"]
 mod registry;
 mod render;
 mod resources;
 mod session;
 pub mod stdio;
+#[path = "../tools/task_tools.rs"]
 mod task_tools;
 mod tool_call;
 mod tool_list;
