@@ -1,32 +1,21 @@
 //! The protocol layer, the only code that names rmcp: one `ServerHandler` per MCP connection
-//! serving both protocol generations, the stdio transport, era and cache-hint policy, the
-//! tool registry, and the rendering of tool replies into MCP results.
+//! serving both protocol generations, the stdio and HTTP transports, era and cache-hint
+//! policy, and the translation between MCP and the tools room (`crate::tools`): requests into
+//! calls, definitions into MCP tools, replies into MCP results.
 
-#[path = "../tools/action_tools.rs"]
-mod action_tools;
 mod boxed_service;
 pub(crate) mod decode;
-#[path = "../tools/docs.rs"]
-mod docs;
 mod encode;
 mod event_resources;
 mod event_routes;
-#[path = "../tools/event_tools.rs"]
-mod event_tools;
 pub mod http;
-#[path = "../tools/input_tools.rs"]
-mod input_tools;
-#[path = "../tools/message_preview.rs"]
-mod message_preview;
+mod input_round;
 mod progress;
-#[path = "../tools/registry.rs"]
-mod registry;
 mod render;
 mod resources;
 mod session;
 pub mod stdio;
-#[path = "../tools/task_tools.rs"]
-mod task_tools;
+mod task_methods;
 mod tool_call;
 mod tool_list;
 mod tool_schemas;
@@ -280,7 +269,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let manager = self.task_manager("tasks/get", &ctx)?;
-        let mut result = task_tools::get(manager, &request.task_id).await?;
+        let mut result = task_methods::get(manager, &request.task_id).await?;
         result.meta = result_meta(&ctx);
         Ok(result)
     }
@@ -291,7 +280,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let manager = self.task_manager("tasks/cancel", &ctx)?;
-        task_tools::cancel(manager, &request.task_id)
+        task_methods::cancel(manager, &request.task_id)
     }
 
     async fn update_task(
@@ -300,7 +289,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let manager = self.task_manager("tasks/update", &ctx)?;
-        task_tools::update(manager, &request.task_id)
+        task_methods::update(manager, &request.task_id)
     }
 
     async fn list_resources(
@@ -429,10 +418,12 @@ pub fn catalog_call_line(
     args: serde_json::Map<String, serde_json::Value>,
 ) -> Option<Vec<u8>> {
     let handler = match tool {
-        "list_actions" => docs::list_actions,
-        "search_actions" => docs::search_actions,
-        "get_action" => |args| docs::get_action(args, &crate::exec::ActionPolicy::default()),
-        "list_categories" => docs::list_categories,
+        "list_actions" => crate::tools::docs::list_actions,
+        "search_actions" => crate::tools::docs::search_actions,
+        "get_action" => {
+            |args| crate::tools::docs::get_action(args, &crate::exec::ActionPolicy::default())
+        }
+        "list_categories" => crate::tools::docs::list_categories,
         _ => return None,
     };
     let trace = TraceContext::start(None, None).ok()?;

@@ -9,10 +9,10 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
-use super::registry::{self, Answer, Call, InputRound};
-use super::session::{is_modern, request_capabilities};
-use super::{SnowlumaServer, action_tools, progress, render, result_meta, task_tools};
+use super::session::{Session, is_modern, request_capabilities};
+use super::{SnowlumaServer, input_round, progress, render, result_meta, task_methods};
 use crate::exec::{Capability, ClientCapabilities, gate};
+use crate::tools::{Answer, Call, ConnectionEvents, InputRound, action_tools, registry};
 use crate::trace::{self, TraceContext};
 
 impl SnowlumaServer {
@@ -34,7 +34,7 @@ impl SnowlumaServer {
         ctx: &RequestContext<RoleServer>,
     ) -> ErrorData {
         if needed == Capability::Tasks && is_modern(ctx) && self.shared.tasks.is_some() {
-            return task_tools::missing_tasks_capability();
+            return task_methods::missing_tasks_capability();
         }
         ErrorData::invalid_params(format!("tool not found: {tool}"), None)
     }
@@ -47,12 +47,12 @@ impl SnowlumaServer {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<&crate::tasks::TaskManager, ErrorData> {
         if !is_modern(ctx) {
-            return Err(task_tools::refuse_legacy(method));
+            return Err(task_methods::refuse_legacy(method));
         }
         self.shared
             .tasks
             .as_deref()
-            .ok_or_else(|| task_tools::refuse_legacy(method))
+            .ok_or_else(|| task_methods::refuse_legacy(method))
     }
 }
 
@@ -68,8 +68,8 @@ impl SnowlumaServer {
         started: Instant,
     ) -> CallToolResponse {
         let call = Call {
-            shared: &self.shared,
-            session: &self.session,
+            shared: &self.shared.services,
+            events: connection_events(&self.session),
             args: request.arguments,
             trace,
             cancel: &ctx.ct,
@@ -79,8 +79,9 @@ impl SnowlumaServer {
                 modern: is_modern(ctx),
                 request_state: None,
                 input_responses: None,
-                peer: &ctx.peer,
+                client: &ctx.peer,
             },
+            stored_result: render::stored_result,
         };
         let reply = action_tools::call(action, call).await;
         trace::log_call(
@@ -146,8 +147,8 @@ impl SnowlumaServer {
             Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
             _ => {
                 let call = Call {
-                    shared: &self.shared,
-                    session: self.session_for(&ctx),
+                    shared: &self.shared.services,
+                    events: connection_events(self.session_for(&ctx)),
                     args: request.arguments,
                     trace: &trace,
                     cancel: &ctx.ct,
@@ -157,15 +158,21 @@ impl SnowlumaServer {
                         modern: is_modern(&ctx),
                         request_state: request.request_state,
                         input_responses: request.input_responses,
-                        peer: &ctx.peer,
+                        client: &ctx.peer,
                     },
+                    stored_result: render::stored_result,
                 };
                 (tool.handler)(call).await
             }
         };
-        let reply = match answer {
-            Answer::Reply(reply) => reply,
-            Answer::Continuation(continuation) => {
+        let continuation = match answer {
+            Answer::Reply(reply) => Err(reply),
+            Answer::InputRequired { form, state } => Ok(input_round::input_required(form, state)),
+            Answer::TaskStarted(handle) => Ok(task_methods::created(handle).into()),
+        };
+        let reply = match continuation {
+            Err(reply) => reply,
+            Ok(continuation) => {
                 // Not an outcome yet: the call goes on when the client answers (input round)
                 // or in the background (task).
                 trace::log_call(tool.name, &trace, "continued", None, started.elapsed());
@@ -182,4 +189,13 @@ impl SnowlumaServer {
         let meta = result_meta(&ctx).unwrap_or_default();
         Ok(render::into_result(reply, &trace, meta, self.structured).into())
     }
+}
+
+/// A session's event resources as the event tools see them.
+fn connection_events(session: &Session) -> Option<ConnectionEvents<'_>> {
+    session.events.as_ref().map(|events| ConnectionEvents {
+        hub: &events.hub,
+        owner: &events.owner,
+        routes: events.routes.clone(),
+    })
 }
