@@ -13,6 +13,7 @@ mod input_round;
 mod progress;
 mod render;
 mod resources;
+mod serve_stdio;
 mod session;
 pub mod stdio;
 mod task_methods;
@@ -35,6 +36,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use boxed_service::BoxedRequests;
 pub use resources::{ACTION_URI_TEMPLATE, CATALOG_URI};
+pub use serve_stdio::{StdioEnd, serve_stdio};
 pub use session::{Session, Shared};
 
 use crate::catalog::{ACTIONS, CATALOG_VERSION};
