@@ -11,13 +11,14 @@ use serde_json::{Map, Value, json};
 use crate::outcome::ErrorKind;
 
 /// The input schema of a tool taking `T`: what `T` accepts (JSON Schema 2020-12, the version
-/// MCP names), its root an object.
+/// MCP names), its root an object. Serialized through `Schema`'s own `Serialize`, which puts
+/// `$schema` and `title` first (as rmcp's `schema_for_type` writes it; `to_value` would keep
+/// the generator's insertion order instead, and the committed text would change).
 pub fn input_of<T: JsonSchema>() -> Arc<Map<String, Value>> {
     let schema = SchemaSettings::draft2020_12()
         .into_generator()
-        .into_root_schema_for::<T>()
-        .to_value();
-    match schema {
+        .into_root_schema_for::<T>();
+    match serde_json::to_value(schema).unwrap_or(Value::Null) {
         Value::Object(object) => Arc::new(object),
         _ => Arc::new(Map::new()),
     }
