@@ -2,7 +2,8 @@
 //! action catalog.
 //!
 //! Layers, top to bottom; data flows one way and no module imports one above it:
-//! [`server`] (the only code that knows rmcp: handler, transports, tool registry, sessions),
+//! [`server`] (the only code that knows rmcp: handler, transports, sessions, rendering),
+//! [`tools`] (the tool registry and every tool's handler, in plain types),
 //! [`cli`] (the terminal subcommands `catalog` and `check`, and the terminal hint),
 //! [`input`] (completing missing parameters), [`preview`] (the `preview_message` draft
 //! builder and its bundled MCP Apps panel), [`exec`] (the one execution pipeline and its
@@ -31,4 +32,5 @@ pub mod preview;
 pub mod server;
 pub mod streams;
 pub mod tasks;
+pub mod tools;
 pub mod trace;

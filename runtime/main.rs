@@ -4,12 +4,11 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use rmcp::ServiceExt;
 use snowluma_mcp::catalog::{ACTIONS, CATALOG_VERSION};
 use snowluma_mcp::config::{Config, Shutdown};
 use snowluma_mcp::log_format::LineFormat;
 use snowluma_mcp::log_writer;
-use snowluma_mcp::server::{SnowlumaServer, stdio::StdioTransport};
+use snowluma_mcp::server::{StdioEnd, serve_stdio};
 use snowluma_mcp::streams::prepare_download_dir;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::filter_fn;
@@ -181,50 +180,10 @@ async fn serve(config: Config) -> ExitCode {
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         eprintln!("{}", snowluma_mcp::cli::TERMINAL_HINT);
     }
-    let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let transport = StdioTransport::new(stdin, stdout);
-    let server = match SnowlumaServer::new(config) {
-        Ok(server) => server,
-        Err(error) => {
-            tracing::error!("cannot start: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let events = server.event_hub();
-    let running = tokio::select! {
-        served = server.boxed_requests().serve(transport) => served,
-        signal = termination.recv() => return drain(&shutdown, signal).await,
-    };
-    match running {
-        Ok(running) => {
-            let waiting = running.waiting();
-            tokio::select! {
-                stopped = waiting => match stopped {
-                    Ok(reason) => {
-                        // The session's event resources were released with it: let the
-                        // event socket close cleanly before the runtime goes.
-                        if let Some(hub) = &events {
-                            hub.closed(Duration::from_secs(2)).await;
-                        }
-                        tracing::info!(?reason, "stopped");
-                        ExitCode::SUCCESS
-                    }
-                    Err(error) => {
-                        tracing::error!(%error, "server task failed");
-                        ExitCode::FAILURE
-                    }
-                },
-                signal = termination.recv() => drain(&shutdown, signal).await,
-            }
-        }
-        // A client (or a person pressing Ctrl-D) that closes stdin before `initialize` has
-        // simply gone away: not an error.
-        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => ExitCode::SUCCESS,
-        Err(error) => {
-            let error = snowluma_mcp::server::stdio::start_failure(&error);
-            tracing::error!(%error, "the MCP session ended before it started");
-            ExitCode::FAILURE
-        }
+    match serve_stdio(config, termination.recv()).await {
+        StdioEnd::Closed => ExitCode::SUCCESS,
+        StdioEnd::Signal(signal) => drain(&shutdown, signal).await,
+        StdioEnd::Failed => ExitCode::FAILURE,
     }
 }
 

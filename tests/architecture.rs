@@ -1,7 +1,11 @@
 //! Architecture rules checked on the source so they stay true. Layering: data flows one way
-//! (server -> input/preview -> exec -> tasks -> streams -> onebot -> catalog -> log format ->
-//! trace -> foundation), and only `server/`
-//! and `main.rs` name rmcp.
+//! (server -> tools -> input/preview -> exec -> tasks -> streams -> onebot -> catalog -> log
+//! format -> trace -> foundation), only `server/` names rmcp (`main.rs` included: it calls
+//! what `server` exports), and no two files of one module import each other, directly or
+//! around a circle.
+
+#[path = "support/module_graph.rs"]
+mod module_graph;
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +15,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     "fuzz_api",
     "server",
+    "tools",
     "cli",
     "input",
     "preview",
@@ -70,9 +75,9 @@ fn data_flows_one_way_and_only_the_server_knows_rmcp() {
         let module = module_of(&runtime, file);
         let text = std::fs::read_to_string(file).unwrap();
         let shown = file.strip_prefix(&runtime).unwrap().display().to_string();
-        let knows_rmcp = module == "server" || module == "main";
+        let knows_rmcp = module == "server";
         for line in code_lines(&text) {
-            if !knows_rmcp && line.contains("rmcp::") {
+            if !knows_rmcp && names_rmcp(line) {
                 violations.push(format!("{shown}: names rmcp: {line}"));
             }
             let forbidden = LAYERS
@@ -91,6 +96,86 @@ fn data_flows_one_way_and_only_the_server_knows_rmcp() {
         "layering violations:\n{}",
         violations.join("\n")
     );
+}
+
+/// A path into rmcp (`rmcp::…`, `use rmcp;`, `rmcp::{…}`), not the word in a string such as a
+/// log target's name.
+fn names_rmcp(line: &str) -> bool {
+    let code = module_graph::blank_literals(line);
+    code.match_indices("rmcp").any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = &code[at + 4..];
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && (after.starts_with("::") || after.trim_start().starts_with(';'))
+    })
+}
+
+#[test]
+fn no_import_circle_inside_a_module() {
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
+    let graphs = module_graph::graphs(&runtime);
+    let server = graphs
+        .iter()
+        .find(|g| g.dir == "server")
+        .expect("runtime/server is read");
+    // The reader sees imports at all: the handler's file imports its siblings.
+    assert!(
+        server.edges["tool_call"].contains("render"),
+        "the import reader missed `use super::{{…, render, …}}` in server/tool_call.rs: {:?}",
+        server.edges["tool_call"]
+    );
+    let circles: Vec<String> = graphs
+        .iter()
+        .flat_map(|graph| {
+            module_graph::circles(graph)
+                .into_iter()
+                .map(move |circle| format!("{}: {}", graph.dir, circle.join(" -> ")))
+        })
+        .collect();
+    assert!(
+        circles.is_empty(),
+        "import circles between the files of a module (move what both need into a leaf file \
+         that imports neither):\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn the_import_reader_finds_circles() {
+    let text = module_graph::blank_literals(
+        "use super::{a::X, b};\nlet s = \"super::c\"; // super::d\nmod tests { use super::super::e; use super::f; }\n",
+    );
+    assert!(
+        !text.contains("super::c") && !text.contains("super::d"),
+        "{text}"
+    );
+    let dir = std::env::temp_dir().join(format!("architecture-graph-{}", std::process::id()));
+    let module = dir.join("m");
+    std::fs::create_dir_all(&module).unwrap();
+    std::fs::write(module.join("mod.rs"), "mod a; mod b;").unwrap();
+    std::fs::write(module.join("a.rs"), "use super::b::Y;\n").unwrap();
+    std::fs::write(
+        module.join("b.rs"),
+        "fn f() {}\n#[cfg(test)]\nmod tests {\n    use super::super::a::X;\n    use super::f;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(module.join("c.rs"), "use crate::m::{a, b::Z};\n").unwrap();
+    let graphs = module_graph::graphs(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let graph = graphs.iter().find(|g| g.dir == "m").unwrap();
+    assert_eq!(
+        graph.edges["c"].iter().collect::<Vec<_>>(),
+        ["a", "b"],
+        "crate:: paths and groups"
+    );
+    assert_eq!(
+        module_graph::circles(graph),
+        [vec!["a".to_string(), "b".into(), "a".into()]]
+    );
+    assert!(names_rmcp("use rmcp::model::Tool;"));
+    assert!(names_rmcp("let (a, b) = rmcp::transport::stdio_pipes();"));
+    assert!(!names_rmcp(r#"const QUIET: &[&str] = &["rmcp", "hyper"];"#));
+    assert!(!names_rmcp("let my_rmcp::x = 1;"));
 }
 
 #[test]

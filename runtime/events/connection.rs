@@ -16,7 +16,6 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures::StreamExt;
-use serde::Serialize;
 use serde_json::Value;
 use tokio::time::Instant;
 use tokio_tungstenite::Connector;
@@ -28,58 +27,16 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::CancellationToken;
 
+use super::EventsUrl;
 use super::filter::EventType;
 use super::recovery::{MessageHistory, recover};
-use super::{EventsUrl, HubShared};
+use super::status::{ConnectionStatus, Feed, Outage, StopReason};
 use crate::config::{EventsReconnect, TlsFailure};
 
 /// Largest incoming frame or message; a bigger one stops the connection.
 pub const MAX_FRAME_BYTES: usize = 256 * 1024;
 /// Longest time for TCP, the handshake and SnowLuma's first frame.
 pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Where the shared connection stands, as every read reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum ConnectionStatus {
-    /// Opening the socket or waiting for SnowLuma's first frame.
-    Connecting,
-    /// Open; `last_heartbeat` is the `time` of SnowLuma's latest heartbeat or lifecycle event.
-    Connected { last_heartbeat: Option<i64> },
-    /// Lost; the next attempt to reopen it is number `attempt`, at `next_attempt_at_ms` (unix
-    /// milliseconds). `since` (unix seconds) is when it was lost; `detail` says why it was
-    /// lost or why the latest attempt failed.
-    Reconnecting {
-        attempt: u32,
-        next_attempt_at_ms: i64,
-        since: i64,
-        detail: String,
-    },
-    /// Closed for good. Release every resource before subscribing again.
-    Stopped { reason: StopReason, detail: String },
-}
-
-/// Why the connection stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// Close code 1008 (or HTTP 401/403 at the handshake): the access token was rejected.
-    TokenRejected,
-    /// An event carried another `self_id`.
-    AccountMismatch,
-    /// A frame was not a OneBot event.
-    MalformedEvent,
-    /// A frame exceeded 256 KiB.
-    FrameTooLarge,
-    /// The first connection could not be opened, or the URL is not a WebSocket adapter.
-    ConnectFailed,
-}
-
-impl ConnectionStatus {
-    pub fn is_stopped(&self) -> bool {
-        matches!(self, ConnectionStatus::Stopped { .. })
-    }
-}
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -107,7 +64,7 @@ enum Ended {
 
 /// What the reader task needs; the hub keeps the matching stop token and generation.
 pub(super) struct ConnectionTask {
-    pub hub: Weak<HubShared>,
+    pub hub: Weak<dyn Feed>,
     pub generation: u64,
     pub url: EventsUrl,
     pub token: Option<String>,
@@ -197,7 +154,7 @@ impl ConnectionTask {
             );
             hub.opened(
                 self.generation,
-                Some(super::feed::Outage {
+                Some(Outage {
                     since,
                     until: unix_seconds(),
                     reason: lost,

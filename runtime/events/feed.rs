@@ -9,22 +9,13 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::buffer::{Gap, Kept};
-use super::connection::ConnectionStatus;
 use super::filter::EventType;
 use super::hub::{HubShared, Resource};
-use super::recovery::Recovery;
+use super::status::{ConnectionStatus, Feed, Outage};
 
-/// One outage of the connection, ended by a successful reconnect.
-pub(super) struct Outage {
-    pub since: i64,
-    pub until: i64,
-    pub reason: String,
-    pub recovered: Option<Recovery>,
-}
-
-impl HubShared {
+impl Feed for HubShared {
     /// A lifecycle or heartbeat event: the connection is alive.
-    pub(super) fn meta_event(&self, generation: u64, time: Option<i64>) {
+    fn meta_event(&self, generation: u64, time: Option<i64>) {
         let state = self.lock();
         if let Some(c) = state.current(generation) {
             c.status.send_replace(ConnectionStatus::Connected {
@@ -36,7 +27,7 @@ impl HubShared {
     /// An ordinary event: buffer it in every matching resource.
     ///
     /// `event` is the parsed frame, used only for filtering; `text` is what is kept.
-    pub(super) fn deliver(&self, generation: u64, kind: EventType, event: &Value, text: &str) {
+    fn deliver(&self, generation: u64, kind: EventType, event: &Value, text: &str) {
         let mut state = self.lock();
         let Some(c) = state.current(generation) else {
             return;
@@ -66,7 +57,7 @@ impl HubShared {
 
     /// The socket is open: the first time (`outage` is `None`), or again after an outage,
     /// which every resource records as one gap entry after the recovered messages it keeps.
-    pub(super) fn opened(&self, generation: u64, outage: Option<Outage>) {
+    fn opened(&self, generation: u64, outage: Option<Outage>) {
         let mut state = self.lock();
         let Some(c) = state.current(generation) else {
             return;
@@ -111,7 +102,7 @@ impl HubShared {
     }
 
     /// The socket was lost and is being reopened; resources keep what they hold.
-    pub(super) fn reconnecting(&self, generation: u64, status: ConnectionStatus) {
+    fn reconnecting(&self, generation: u64, status: ConnectionStatus) {
         let state = self.lock();
         if let Some(c) = state.current(generation) {
             c.status.send_replace(status);
@@ -120,7 +111,7 @@ impl HubShared {
 
     /// The groups whose missed messages a recovery asks for: every group a resource that
     /// keeps messages filters on.
-    pub(super) fn recovery_groups(&self) -> BTreeSet<i64> {
+    fn recovery_groups(&self) -> BTreeSet<i64> {
         let state = self.lock();
         state
             .resources
@@ -132,7 +123,7 @@ impl HubShared {
             .collect()
     }
 
-    pub(super) fn connection_stopped(&self, generation: u64, status: ConnectionStatus) {
+    fn connection_stopped(&self, generation: u64, status: ConnectionStatus) {
         let state = self.lock();
         if let Some(c) = state.current(generation) {
             c.status.send_replace(status);

@@ -1,7 +1,7 @@
 //! The process-wide hub: resources, their owners and buffers, and the shared connection.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
@@ -9,11 +9,10 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::buffer::{EventBuffer, Gap, Kept, cursor, parse_cursor};
-use super::connection::{
-    CONNECT_TIMEOUT, ConnectionStatus, ConnectionTask, StopReason, unix_seconds,
-};
+use super::connection::{CONNECT_TIMEOUT, ConnectionTask, unix_seconds};
 use super::filter::EventFilter;
 use super::recovery::MessageHistory;
+use super::status::{ConnectionStatus, Feed, StopReason};
 use super::{
     EventNotifier, EventsError, EventsUrl, OwnerId, Page, PageEntry, ResourceSummary, URI_PREFIX,
 };
@@ -371,7 +370,7 @@ impl EventHub {
             stop: stop.clone(),
         });
         let task = ConnectionTask {
-            hub: Arc::downgrade(&self.shared),
+            hub: Arc::downgrade(&self.shared) as Weak<dyn Feed>,
             generation: state.generations,
             url: self.shared.url.clone(),
             token: self.shared.token.clone(),

@@ -29,17 +29,17 @@ mod filter;
 pub(crate) mod hub;
 mod probe;
 mod recovery;
+mod status;
 
 pub use crate::config::EventsUrl;
 pub use buffer::{Gap, MAX_BUFFERED_BYTES, MAX_BUFFERED_EVENTS};
-pub use connection::{ConnectionStatus, MAX_FRAME_BYTES, StopReason};
+pub use connection::MAX_FRAME_BYTES;
 pub use error::EventsError;
 pub use filter::{EventFilter, EventType, MAX_FILTER_IDS, SubscribeRequest};
 pub use hub::{EventHub, MAX_RESOURCES, MAX_WAIT_LIMIT, MAX_WAIT_MS};
 pub use probe::{ProbeReport, probe};
 pub use recovery::MessageHistory;
-
-pub(crate) use hub::HubShared;
+pub use status::{ConnectionStatus, StopReason};
 
 use std::sync::Arc;
 

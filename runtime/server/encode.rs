@@ -263,16 +263,16 @@ mod tests {
     /// (as a typed action tool is) among the placeholders.
     #[test]
     fn a_tool_list_with_placeholders_is_written_like_the_trees() {
-        use super::super::registry::TOOLS;
-        use super::super::tool_list::SchemaCopy;
+        use super::super::tool_list::{SchemaCopy, registry_tool};
         use crate::config::Mode;
         use crate::exec::ClientCapabilities;
+        use crate::tools::registry::TOOLS;
         use rmcp::model::CacheScope;
 
         let list = |mode, caps: &ClientCapabilities, copy| -> Vec<Tool> {
             TOOLS
                 .iter()
-                .map(|t| t.definition(mode, caps, copy))
+                .map(|t| registry_tool(t, mode, caps, copy))
                 .collect()
         };
         let mut meta = MetaObject::new();

@@ -13,6 +13,7 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, SubscriptionSink};
 
 use crate::events::{EventHub, EventNotifier, OwnerId};
+use crate::tools::EventRoutes;
 
 /// One session's share of the hub.
 pub struct SessionEvents {
@@ -107,6 +108,12 @@ pub struct ListenGuard {
 impl Drop for ListenGuard {
     fn drop(&mut self) {
         self.routes.lock().listeners.remove(&self.key);
+    }
+}
+
+impl EventRoutes for Routes {
+    fn forget(&self, uri: &str) {
+        self.unsubscribe_legacy(uri);
     }
 }
 

@@ -1,26 +1,22 @@
 //! The protocol layer, the only code that names rmcp: one `ServerHandler` per MCP connection
-//! serving both protocol generations, the stdio transport, era and cache-hint policy, the
-//! tool registry, and the rendering of tool replies into MCP results.
+//! serving both protocol generations, the stdio and HTTP transports, era and cache-hint
+//! policy, and the translation between MCP and the tools room (`crate::tools`): requests into
+//! calls, definitions into MCP tools, replies into MCP results.
 
-mod action_tools;
 mod boxed_service;
-mod confirm;
 pub(crate) mod decode;
-mod docs;
 mod encode;
 mod event_resources;
 mod event_routes;
-mod event_tools;
 pub mod http;
-mod input_tools;
-mod message_preview;
+mod input_round;
 mod progress;
-mod registry;
 mod render;
 mod resources;
+mod serve_stdio;
 mod session;
 pub mod stdio;
-mod task_tools;
+mod task_methods;
 mod tool_call;
 mod tool_list;
 mod tool_schemas;
@@ -40,6 +36,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use boxed_service::BoxedRequests;
 pub use resources::{ACTION_URI_TEMPLATE, CATALOG_URI};
+pub use serve_stdio::{StdioEnd, serve_stdio};
 pub use session::{Session, Shared};
 
 use crate::catalog::{ACTIONS, CATALOG_VERSION};
@@ -274,7 +271,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let manager = self.task_manager("tasks/get", &ctx)?;
-        let mut result = task_tools::get(manager, &request.task_id).await?;
+        let mut result = task_methods::get(manager, &request.task_id).await?;
         result.meta = result_meta(&ctx);
         Ok(result)
     }
@@ -285,7 +282,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let manager = self.task_manager("tasks/cancel", &ctx)?;
-        task_tools::cancel(manager, &request.task_id)
+        task_methods::cancel(manager, &request.task_id)
     }
 
     async fn update_task(
@@ -294,7 +291,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let manager = self.task_manager("tasks/update", &ctx)?;
-        task_tools::update(manager, &request.task_id)
+        task_methods::update(manager, &request.task_id)
     }
 
     async fn list_resources(
@@ -423,10 +420,12 @@ pub fn catalog_call_line(
     args: serde_json::Map<String, serde_json::Value>,
 ) -> Option<Vec<u8>> {
     let handler = match tool {
-        "list_actions" => docs::list_actions,
-        "search_actions" => docs::search_actions,
-        "get_action" => |args| docs::get_action(args, &crate::exec::ActionPolicy::default()),
-        "list_categories" => docs::list_categories,
+        "list_actions" => crate::tools::docs::list_actions,
+        "search_actions" => crate::tools::docs::search_actions,
+        "get_action" => {
+            |args| crate::tools::docs::get_action(args, &crate::exec::ActionPolicy::default())
+        }
+        "list_categories" => crate::tools::docs::list_categories,
         _ => return None,
     };
     let trace = TraceContext::start(None, None).ok()?;

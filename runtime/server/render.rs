@@ -1,15 +1,13 @@
 //! Turning a [`ToolReply`] into the MCP result every tool returns: `structuredContent
 //! {result, diagnostics}` plus the same JSON as text, and `_meta.traceparent` naming the call.
-//! Also the output schemas that describe that shape.
+//! (The output schemas that describe that shape are `tools::schemas`.)
 
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
-use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use crate::outcome::{Diagnostics, ErrorKind, ToolReply};
+use crate::outcome::{Diagnostics, ToolReply};
 use crate::trace::TraceContext;
 
 /// How `structuredContent` reaches the wire.
@@ -108,54 +106,11 @@ enum ResultText<'a> {
     Value(&'a Value),
 }
 
-/// The JSON Schema of diagnostics, shared by every tool's outputSchema: `kind` is one of
-/// [`ErrorKind`]'s names.
-pub fn diagnostics_schema() -> Value {
-    let kinds: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
-    json!({
-        "type": "object",
-        "properties": {
-            "outcome": { "enum": ["success", "failed", "unknown"] },
-            "kind": { "enum": kinds, "description": "known failure category (README lists each with its meaning)" },
-            "message": { "type": "string" },
-            "next_step": { "type": "string", "description": "what to do about the failure" }
-        },
-        "required": ["outcome"],
-        "additionalProperties": true
-    })
-}
-
-/// `{result, diagnostics}` where result follows `result_schema`, or is null for a tool error.
-///
-/// Built by moving the parts in: `json!` would copy `result_schema` through `to_value`, and
-/// this runs for every tool when the first `tools/list` of a process is answered.
-pub fn output_schema(result_schema: Value) -> Value {
-    let mut result = Map::with_capacity(1);
-    result.insert(
-        "anyOf".into(),
-        Value::Array(vec![result_schema, json!({ "type": "null" })]),
-    );
-    let mut properties = Map::with_capacity(2);
-    properties.insert("result".into(), Value::Object(result));
-    properties.insert("diagnostics".into(), diagnostics_schema());
-    let mut schema = Map::with_capacity(3);
-    schema.insert("type".into(), json!("object"));
-    schema.insert("properties".into(), Value::Object(properties));
-    schema.insert("required".into(), json!(["result", "diagnostics"]));
-    Value::Object(schema)
-}
-
-/// The schema of what `T` serializes to, self-contained (no `$ref`s), so it can sit inside
-/// the `{result, diagnostics}` wrapper.
-pub fn schema_of<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
-        .for_serialize()
-        .with(|s| s.inline_subschemas = true)
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-        object.remove("title");
-    }
-    schema
+/// A reply as the JSON of the result it renders to, for keeping (a background task's
+/// result, which `tasks/get` returns later exactly as the call would have answered).
+pub fn stored_result(reply: ToolReply, trace: &TraceContext) -> Value {
+    let result = into_result(reply, trace, MetaObject::new(), StructuredCopy::Value);
+    serde_json::to_value(&result).unwrap_or_else(
+        |err| json!({ "isError": true, "content": [{ "type": "text", "text": err.to_string() }] }),
+    )
 }

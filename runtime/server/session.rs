@@ -2,135 +2,45 @@
 //! the handler owns; process-wide things (configuration, catalog, executor, stream limits)
 //! live in [`Shared`] behind an `Arc`, so one process can serve several sessions.
 
-use std::path::Path;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RequestContext;
 
-use super::docs::StaticAnswer;
 use super::event_routes::SessionEvents;
 use super::tool_list::ToolLists;
 use crate::config::Config;
-use crate::events::{EventHub, MessageHistory};
-use crate::exec::{ClientCapabilities, Executor, PipelineHistory, Setup};
-use crate::input::{Continuations, STATE_LIFETIME, SystemClock};
+use crate::exec::ClientCapabilities;
+use crate::tools::Services;
 
-/// Test-only: how long prompts for missing params live (and how long a legacy
-/// `elicitation/create` is awaited), in milliseconds. Read only in builds with the
-/// `test-knobs` feature (the test suite's); the binary users get always uses ten minutes.
-const INPUT_TTL_ENV: &str = "SNOWLUMA_MCP_INPUT_STATE_TTL_MS";
-use crate::tasks::{ScopeInputs, TaskManager, TaskSettings, TaskStore, TaskStoreError};
-
-/// What every session of this process shares.
+/// What every session of this process shares: the tools' services, and the protocol's
+/// caches built from them. Reads through to the services (`shared.executor`).
 pub struct Shared {
-    pub config: Config,
-    pub executor: Arc<Executor>,
-    /// Open prompts for missing params, process-wide so the 256 limit and single use hold
-    /// across sessions; its key dies with the process.
-    pub continuations: Continuations,
-    /// How long a prompt may stay unanswered.
-    pub input_lifetime: Duration,
-    /// Live events, when `SNOWLUMA_MCP_EVENTS_URL` is set and the mode executes. Creating the
-    /// hub never connects; the first subscription does.
-    pub events: Option<EventHub>,
-    /// Durable background tasks; present when SNOWLUMA_MCP_TASK_DIR is set (write mode).
-    pub tasks: Option<Arc<TaskManager>>,
+    /// An `Arc` so a tool's work that outlives its call (a background task) can keep it.
+    pub services: Arc<Services>,
     /// The `tools/list` definitions, built once per capability set.
     pub tool_lists: ToolLists,
-    /// `get_runtime_info`'s answer without the connection check: fixed for the process's
-    /// configuration, serialized at the first call.
-    pub runtime_info: OnceLock<StaticAnswer>,
 }
 
 impl Shared {
-    /// Fails (a start-up error) when the task directory cannot be used: not private, leased
-    /// by another process, made for another configuration, or holding a corrupt record.
+    /// Fails (a start-up error) when the tools' services cannot start (see
+    /// [`Services::new`]).
     pub fn new(config: Config) -> Result<Arc<Shared>, String> {
-        let executor = Arc::new(Executor::new(&config)?);
-        let input_lifetime = input_lifetime()?;
-        let continuations = Continuations::with_clock(Box::new(SystemClock::new()), input_lifetime)
-            .map_err(|error| format!("input prompts: {error}"))?;
-        let events = config
-            .events_url
-            .clone()
-            .filter(|_| config.mode.executes())
-            .map(|url| {
-                // Recovery runs get_group_msg_history through the one pipeline and gate.
-                let history: Arc<dyn MessageHistory> = Arc::new(PipelineHistory(executor.clone()));
-                EventHub::with_reconnect(
-                    url,
-                    config.token.clone(),
-                    Some(config.tls.client_config()),
-                    config.events_reconnect,
-                    config.events_reconnect.recover.map(|_| history),
-                )
-            });
-        let tasks = match &config.task_dir {
-            Some(dir) => Some(open_tasks(dir, &config).map_err(|e| e.to_string())?),
-            None => None,
-        };
         Ok(Arc::new(Shared {
-            config,
-            executor,
-            continuations,
-            input_lifetime,
-            events,
-            tasks,
+            services: Services::new(config)?,
             tool_lists: ToolLists::default(),
-            runtime_info: OnceLock::new(),
         }))
     }
-
-    /// What the gate needs to know about this server.
-    pub fn setup(&self) -> Setup {
-        Setup {
-            mode: self.config.mode,
-            events: self.events.is_some(),
-        }
-    }
 }
 
-/// [`STATE_LIFETIME`], unless a test shortens it through [`INPUT_TTL_ENV`].
-fn input_lifetime() -> Result<Duration, String> {
-    if !cfg!(feature = "test-knobs") {
-        return Ok(STATE_LIFETIME);
-    }
-    match std::env::var(INPUT_TTL_ENV) {
-        Err(_) => Ok(STATE_LIFETIME),
-        Ok(text) => match text.trim().parse::<u64>() {
-            Ok(ms) if (1..=3_600_000).contains(&ms) => Ok(Duration::from_millis(ms)),
-            _ => Err(format!(
-                "{INPUT_TTL_ENV} must be a whole number of milliseconds from 1 to 3600000"
-            )),
-        },
-    }
-}
+impl Deref for Shared {
+    type Target = Services;
 
-fn open_tasks(dir: &Path, config: &Config) -> Result<Arc<TaskManager>, TaskStoreError> {
-    let store = TaskStore::open(
-        dir,
-        ScopeInputs {
-            mode: config.mode.as_str(),
-            endpoint: config.endpoint.as_deref().unwrap_or(""),
-            token: config.token.as_deref(),
-        },
-    )?;
-    for id in store.recovered() {
-        tracing::warn!(
-            task = id.as_str(),
-            "task was running when the server stopped; marked failed (remote outcome unknown)"
-        );
+    fn deref(&self) -> &Services {
+        &self.services
     }
-    TaskManager::new(
-        store,
-        TaskSettings {
-            retention: config.task_retention,
-            shutdown: config.streams.shutdown.clone(),
-        },
-    )
 }
 
 /// One MCP connection's state.

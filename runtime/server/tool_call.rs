@@ -9,10 +9,10 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
-use super::registry::{self, Answer, Call, InputRound};
-use super::session::{is_modern, request_capabilities};
-use super::{SnowlumaServer, action_tools, progress, render, result_meta, task_tools};
+use super::session::{Session, is_modern, request_capabilities};
+use super::{SnowlumaServer, input_round, progress, render, result_meta, task_methods};
 use crate::exec::{Capability, ClientCapabilities, gate};
+use crate::tools::{Answer, Call, ConnectionEvents, InputRound, action_tools, registry};
 use crate::trace::{self, TraceContext};
 
 impl SnowlumaServer {
@@ -34,7 +34,7 @@ impl SnowlumaServer {
         ctx: &RequestContext<RoleServer>,
     ) -> ErrorData {
         if needed == Capability::Tasks && is_modern(ctx) && self.shared.tasks.is_some() {
-            return task_tools::missing_tasks_capability();
+            return task_methods::missing_tasks_capability();
         }
         ErrorData::invalid_params(format!("tool not found: {tool}"), None)
     }
@@ -47,16 +47,21 @@ impl SnowlumaServer {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<&crate::tasks::TaskManager, ErrorData> {
         if !is_modern(ctx) {
-            return Err(task_tools::refuse_legacy(method));
+            return Err(task_methods::refuse_legacy(method));
         }
         self.shared
             .tasks
             .as_deref()
-            .ok_or_else(|| task_tools::refuse_legacy(method))
+            .ok_or_else(|| task_methods::refuse_legacy(method))
     }
 }
 
 impl SnowlumaServer {
+    /// Who is calling, for the guards: one function decides (`guard::principal`).
+    fn principal(&self, session: &Session) -> String {
+        crate::guard::principal(self.shared.config.http.is_some(), &session.id)
+    }
+
     /// A call of a typed action tool: the same pipeline and gate as query_action /
     /// invoke_action, rendered like every tool result.
     async fn call_action_tool(
@@ -68,8 +73,9 @@ impl SnowlumaServer {
         started: Instant,
     ) -> CallToolResponse {
         let call = Call {
-            shared: &self.shared,
-            session: &self.session,
+            shared: &self.shared.services,
+            principal: self.principal(&self.session),
+            events: connection_events(&self.session),
             args: request.arguments,
             trace,
             cancel: &ctx.ct,
@@ -79,12 +85,13 @@ impl SnowlumaServer {
                 modern: is_modern(ctx),
                 request_state: request.request_state,
                 input_responses: request.input_responses,
-                peer: &ctx.peer,
+                client: &ctx.peer,
             },
+            stored_result: render::stored_result,
         };
         let reply = match action_tools::call(action, call).await {
             Answer::Reply(reply) => reply,
-            Answer::Continuation(continuation) => {
+            Answer::InputRequired { key, form, state } => {
                 // A confirmation round (2026-07-28): the call goes on with the answer.
                 trace::log_call(
                     action.meta.name,
@@ -93,8 +100,10 @@ impl SnowlumaServer {
                     None,
                     started.elapsed(),
                 );
-                return continuation;
+                return input_round::input_required(key, form, state);
             }
+            // Typed tools never start background tasks.
+            Answer::TaskStarted(_) => unreachable!("a typed action tool started a task"),
         };
         trace::log_call(
             action.meta.name,
@@ -159,8 +168,9 @@ impl SnowlumaServer {
             Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
             _ => {
                 let call = Call {
-                    shared: &self.shared,
-                    session: self.session_for(&ctx),
+                    shared: &self.shared.services,
+                    principal: self.principal(self.session_for(&ctx)),
+                    events: connection_events(self.session_for(&ctx)),
                     args: request.arguments,
                     trace: &trace,
                     cancel: &ctx.ct,
@@ -170,15 +180,23 @@ impl SnowlumaServer {
                         modern: is_modern(&ctx),
                         request_state: request.request_state,
                         input_responses: request.input_responses,
-                        peer: &ctx.peer,
+                        client: &ctx.peer,
                     },
+                    stored_result: render::stored_result,
                 };
                 (tool.handler)(call).await
             }
         };
-        let reply = match answer {
-            Answer::Reply(reply) => reply,
-            Answer::Continuation(continuation) => {
+        let continuation = match answer {
+            Answer::Reply(reply) => Err(reply),
+            Answer::InputRequired { key, form, state } => {
+                Ok(input_round::input_required(key, form, state))
+            }
+            Answer::TaskStarted(handle) => Ok(task_methods::created(handle).into()),
+        };
+        let reply = match continuation {
+            Err(reply) => reply,
+            Ok(continuation) => {
                 // Not an outcome yet: the call goes on when the client answers (input round)
                 // or in the background (task).
                 trace::log_call(tool.name, &trace, "continued", None, started.elapsed());
@@ -195,4 +213,13 @@ impl SnowlumaServer {
         let meta = result_meta(&ctx).unwrap_or_default();
         Ok(render::into_result(reply, &trace, meta, self.structured).into())
     }
+}
+
+/// A session's event resources as the event tools see them.
+fn connection_events(session: &Session) -> Option<ConnectionEvents<'_>> {
+    session.events.as_ref().map(|events| ConnectionEvents {
+        hub: &events.hub,
+        owner: &events.owner,
+        routes: events.routes.clone(),
+    })
 }

@@ -1,7 +1,7 @@
 //! The `tools/list` answer, built once per capability set.
 //!
 //! Every tool definition depends only on this process's configuration (mode, events, task
-//! directory: fixed in [`Shared`](super::Shared)) and on the capabilities the client declared.
+//! directory: fixed in the tools' [`Services`]) and on the capabilities the client declared.
 //! For rmcp's HTTP transport, building one means parsing each listed tool's committed schemas
 //! (`tool_schemas`) into value trees; over stdio the definitions hold placeholders instead and
 //! the encoder writes the committed text ([`SchemaCopy`]). Either way the list is built the
@@ -14,12 +14,13 @@
 
 use std::sync::{Arc, OnceLock};
 
-use rmcp::model::Tool;
+use rmcp::model::{Tool, ToolAnnotations};
 
-use super::Shared;
-use super::action_tools;
-use super::registry::TOOLS;
+use super::tool_schemas::{self, Schemas};
+use crate::config::Mode;
 use crate::exec::ClientCapabilities;
+use crate::tools::registry::{TOOLS, ToolSpec};
+use crate::tools::{Definition, Services, action_tools};
 
 /// One slot per combination of the capabilities that change the list, and per
 /// [`SchemaCopy`].
@@ -44,7 +45,12 @@ pub struct ToolLists {
 impl ToolLists {
     /// The definitions a client with `caps` is offered, with schemas as `copy` says; built on
     /// first use.
-    pub fn get(&self, shared: &Shared, caps: &ClientCapabilities, copy: SchemaCopy) -> Arc<[Tool]> {
+    pub fn get(
+        &self,
+        shared: &Services,
+        caps: &ClientCapabilities,
+        copy: SchemaCopy,
+    ) -> Arc<[Tool]> {
         self.slots[slot(caps, copy)]
             .get_or_init(|| build(shared, caps, copy).into())
             .clone()
@@ -67,15 +73,62 @@ fn slot(caps: &ClientCapabilities, copy: SchemaCopy) -> usize {
 
 /// The definitions, in registry order, of the tools this process and these capabilities
 /// offer, followed by the typed per-action tools the configuration selects.
-fn build(shared: &Shared, caps: &ClientCapabilities, copy: SchemaCopy) -> Vec<Tool> {
+fn build(shared: &Services, caps: &ClientCapabilities, copy: SchemaCopy) -> Vec<Tool> {
     let (mode, setup) = (shared.config.mode, shared.setup());
     let mut tools: Vec<Tool> = TOOLS
         .iter()
         .filter(|t| t.available(setup, caps))
-        .map(|t| t.definition(mode, caps, copy))
+        .map(|t| registry_tool(t, mode, caps, copy))
         .collect();
-    tools.extend(action_tools::definitions(shared));
+    tools.extend(action_tools::definitions(shared).into_iter().map(tool));
     tools
+}
+
+/// The MCP tool of a registry entry, as this mode and these capabilities see it.
+pub fn registry_tool(
+    spec: &ToolSpec,
+    mode: Mode,
+    caps: &ClientCapabilities,
+    copy: SchemaCopy,
+) -> Tool {
+    tool(spec.definition(mode, caps, schemas(spec, copy)))
+}
+
+/// A registry tool's schemas as `copy` says: placeholders where the encoder writes the
+/// committed text, else the committed trees, else (no committed entry) derived ones.
+fn schemas(spec: &ToolSpec, copy: SchemaCopy) -> Schemas {
+    match copy {
+        SchemaCopy::Committed if tool_schemas::committed_text(spec.name).is_some() => {
+            Schemas::placeholder()
+        }
+        _ => tool_schemas::committed(spec.name).unwrap_or_else(|| spec.derived_schemas()),
+    }
+}
+
+/// A definition as MCP's tool: read-only tools are idempotent and not destructive, the
+/// others neither.
+fn tool(definition: Definition) -> Tool {
+    let Definition {
+        name,
+        title,
+        description,
+        schemas,
+        read_only,
+        open_world,
+        meta,
+    } = definition;
+    let mut tool = Tool::new(name, description, schemas.input);
+    tool.title = Some(title.to_string());
+    tool.output_schema = Some(Arc::new(schemas.output));
+    let mut annotations = ToolAnnotations::new();
+    annotations.title = Some(title.to_string());
+    annotations.read_only_hint = Some(read_only);
+    annotations.destructive_hint = Some(!read_only);
+    annotations.idempotent_hint = Some(read_only);
+    annotations.open_world_hint = Some(open_world);
+    tool.annotations = Some(annotations);
+    tool.meta = meta.map(rmcp::model::MetaObject);
+    tool
 }
 
 #[cfg(test)]
@@ -116,20 +169,21 @@ mod tests {
             "message",
         ])
         .unwrap();
-        let shared = Shared::new(config).unwrap();
+        let shared = Services::new(config).unwrap();
+        let lists = ToolLists::default();
         for apps_ui in [false, true] {
             let caps = ClientCapabilities {
                 apps_ui,
                 ..ClientCapabilities::default()
             };
-            let first = shared.tool_lists.get(&shared, &caps, SchemaCopy::Tree);
-            let again = shared.tool_lists.get(&shared, &caps, SchemaCopy::Tree);
+            let first = lists.get(&shared, &caps, SchemaCopy::Tree);
+            let again = lists.get(&shared, &caps, SchemaCopy::Tree);
             assert!(Arc::ptr_eq(&first, &again), "built once");
             let fresh = serde_json::to_value(build(&shared, &caps, SchemaCopy::Tree)).unwrap();
             assert_eq!(serde_json::to_value(&*first).unwrap(), fresh);
             // The stdio list: placeholders for the registry tools, trees for the typed ones
             // (they have no committed text), otherwise the same definitions.
-            let stdio = shared.tool_lists.get(&shared, &caps, SchemaCopy::Committed);
+            let stdio = lists.get(&shared, &caps, SchemaCopy::Committed);
             assert!(!Arc::ptr_eq(&first, &stdio), "a slot of its own");
             assert_eq!(stdio.len(), first.len());
             for (tree, copy) in first.iter().zip(stdio.iter()) {

@@ -20,11 +20,7 @@ use serde::Deserialize;
 /// The committed schemas: `{"name":…,"inputSchema":…,"outputSchema":…}` per line.
 static COMMITTED: &str = include_str!("snapshots/tool_schemas.snap.jsonl");
 
-/// A tool's `inputSchema` and `outputSchema`.
-pub struct Schemas {
-    pub input: Arc<JsonObject>,
-    pub output: JsonObject,
-}
+pub use crate::tools::Schemas;
 
 impl Schemas {
     /// What a definition listed over stdio holds in place of its schemas: the stdio encoder
@@ -109,8 +105,8 @@ pub fn committed_text(tool: &str) -> Option<SchemaText> {
 mod tests {
     use serde_json::json;
 
-    use super::super::registry::TOOLS;
     use super::*;
+    use crate::tools::registry::TOOLS;
 
     /// The file as the derivations produce it today.
     fn derived_file() -> String {

@@ -12,6 +12,10 @@ use std::path::Path;
 
 use super::error::TaskStoreError;
 
+/// Temporary files from an interrupted write start with this; they were never renamed into
+/// place, so the store removes them and loses nothing.
+pub(crate) const TEMP_PREFIX: &str = ".tmp-";
+
 /// What a privacy check needs to know about a path. Kept apart from `fs::Metadata` so the
 /// rules can be tested with made-up owners and modes (tests run as root, where the kernel
 /// would let every access through).
@@ -203,7 +207,7 @@ pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), T
     };
     // tempfile creates its files 0600 on POSIX.
     let mut temp = tempfile::Builder::new()
-        .prefix(super::store::TEMP_PREFIX)
+        .prefix(TEMP_PREFIX)
         .tempfile_in(dir)
         .map_err(io_err("create a temporary file for"))?;
     temp.write_all(bytes).map_err(io_err("write"))?;

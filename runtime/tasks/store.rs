@@ -12,16 +12,12 @@ use sha2::{Digest, Sha256};
 
 use super::MAX_RECORD_BYTES;
 use super::error::TaskStoreError;
-use super::private_fs::write_atomic;
 use super::private_fs::{
-    check_private, ensure_private_dir, open_private_file, read_private, read_private_head,
+    TEMP_PREFIX, check_private, ensure_private_dir, open_private_file, read_private,
+    read_private_head, write_atomic,
 };
 use super::record::{TaskRecord, TaskState, TaskSummary, UNKNOWN_OUTCOME_MESSAGE, is_task_id, now};
 use crate::ids;
-
-/// Temporary files from an interrupted write start with this; they were never renamed into
-/// place, so removing them loses nothing.
-pub(crate) const TEMP_PREFIX: &str = ".tmp-";
 
 const SCOPE_FILE: &str = "scope.json";
 const LEASE_FILE: &str = "lease";

@@ -1,4 +1,4 @@
-//! The protocol side of confirmation (`SNOWLUMA_MCP_CONFIRM`): exec's guard decides that an
+//! Asking the user to confirm (`SNOWLUMA_MCP_CONFIRM`): exec's guard decides that an
 //! action needs the user's approval and hands the question to the [`RequestConfirmer`] of the
 //! request at hand, which asks in that request's generation, like the `*_with_input` tools:
 //! - legacy sessions: `elicitation/create` on the same connection, awaited;
@@ -6,26 +6,21 @@
 //!   `requestState` bound to the tool and its exact arguments; the retry carries the answer;
 //! - clients without form elicitation: unavailable, so nothing runs.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use rmcp::model::{
-    CallToolResponse, ElicitRequest, ElicitRequestParams, ElicitationSchema, InputRequest,
-    InputRequiredResult,
-};
-use rmcp::service::ServiceError;
 use serde_json::{Map, Value};
 
-use super::registry::{Answer, Call, InputRound};
-use super::session::{Session, Shared};
+use super::call::{Answer, Call, ElicitError, InputRound};
+use super::services::Services;
 use crate::exec::{ActionArgs, Entry};
 use crate::guard::confirm::{CONFIRM_REQUEST_KEY, ConfirmRequest, Verdict, verdict_of};
-use crate::guard::{self, Caller, Confirmer};
+use crate::guard::{Caller, Confirmer};
+use crate::input::InputForm;
 
 /// Asks the user of one tool call.
 pub struct RequestConfirmer<'a> {
-    shared: &'a Shared,
+    shared: &'a Arc<Services>,
     /// The tool and its arguments as the client sent them: a 2026-07-28 state is bound to
     /// both, so it cannot approve another call.
     tool: &'a str,
@@ -35,8 +30,8 @@ pub struct RequestConfirmer<'a> {
     /// Whether a 2026-07-28 confirmation may be deferred to a retry. Not after a round that
     /// completed missing params: its retry would carry the incomplete arguments again.
     can_defer: bool,
-    /// The `input_required` answer, once a 2026-07-28 question went out.
-    continuation: Mutex<Option<CallToolResponse>>,
+    /// The `input_required` form and state, once a 2026-07-28 question went out.
+    continuation: Mutex<Option<(InputForm, String)>>,
 }
 
 /// Runs `args` through exec's pipeline for a tool call, asking this request's user when the
@@ -53,7 +48,7 @@ pub async fn run(
 ) -> Answer {
     let Call {
         shared,
-        session,
+        principal,
         trace,
         cancel,
         mut progress,
@@ -69,35 +64,29 @@ pub async fn run(
         can_defer,
         continuation: Mutex::new(None),
     };
-    let caller = caller(shared, session, tool, &confirmer);
+    let caller = Caller {
+        principal,
+        tool,
+        confirmer: &confirmer,
+    };
     let reply = shared
         .executor
         .run(&caller, entry, args, trace, cancel, &mut progress)
         .await;
     match confirmer.take_continuation() {
-        Some(continuation) => Answer::Continuation(continuation),
+        Some((form, state)) => Answer::InputRequired {
+            key: CONFIRM_REQUEST_KEY,
+            form,
+            state,
+        },
         None => Answer::Reply(reply),
-    }
-}
-
-/// The caller exec's guard sees: this request's principal, tool and confirmer.
-pub fn caller<'a>(
-    shared: &Shared,
-    session: &Session,
-    tool: &'a str,
-    confirmer: &'a dyn Confirmer,
-) -> Caller<'a> {
-    Caller {
-        principal: guard::principal(shared.config.http.is_some(), &session.id),
-        tool,
-        confirmer,
     }
 }
 
 impl RequestConfirmer<'_> {
     /// The `input_required` answer to send instead of the pipeline's reply, if the question
     /// went out that way.
-    fn take_continuation(&self) -> Option<CallToolResponse> {
+    fn take_continuation(&self) -> Option<(InputForm, String)> {
         self.continuation
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -133,13 +122,8 @@ impl RequestConfirmer<'_> {
         }
         match self.shared.continuations.open(&tool, &self.args) {
             Ok(pending) => {
-                let request = InputRequest::Elicitation(ElicitRequest::new(elicitation(request)));
-                let requests = BTreeMap::from([(CONFIRM_REQUEST_KEY.to_string(), request)]);
-                let answer = CallToolResponse::InputRequired(InputRequiredResult::new(
-                    Some(requests),
-                    Some(pending.state),
-                ));
-                *self.continuation.lock().unwrap_or_else(|e| e.into_inner()) = Some(answer);
+                *self.continuation.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some((form(request), pending.state));
                 Verdict::Deferred
             }
             Err(error) => Verdict::Invalid(error.to_string()),
@@ -148,18 +132,17 @@ impl RequestConfirmer<'_> {
 
     async fn legacy(&self, request: &ConfirmRequest) -> Verdict {
         let timeout = self.shared.input_lifetime;
-        let asked = self
-            .input
-            .peer
-            .create_elicitation_with_timeout(elicitation(request), Some(timeout));
+        let asked = self.input.client.elicit(form(request), timeout);
         let result = tokio::select! {
             _ = self.cancel.cancelled() => return Verdict::Cancelled,
             result = asked => result,
         };
         match result {
-            Ok(result) => verdict_of(&serde_json::to_value(&result).unwrap_or_default()),
-            Err(ServiceError::Timeout { .. }) => Verdict::Cancelled,
-            Err(error) => Verdict::Unavailable(format!("the client did not answer: {error}")),
+            Ok(answer) => verdict_of(&answer),
+            Err(ElicitError::Timeout) => Verdict::Cancelled,
+            Err(ElicitError::Failed(error)) => {
+                Verdict::Unavailable(format!("the client did not answer: {error}"))
+            }
         }
     }
 }
@@ -181,12 +164,9 @@ impl Confirmer for RequestConfirmer<'_> {
     }
 }
 
-fn elicitation(request: &ConfirmRequest) -> ElicitRequestParams {
-    let requested_schema: ElicitationSchema = serde_json::from_value(ConfirmRequest::schema())
-        .unwrap_or_else(|_| ElicitationSchema::builder().build_unchecked());
-    ElicitRequestParams::FormElicitationParams {
-        meta: None,
+fn form(request: &ConfirmRequest) -> InputForm {
+    InputForm {
         message: request.message(),
-        requested_schema,
+        requested_schema: ConfirmRequest::schema(),
     }
 }

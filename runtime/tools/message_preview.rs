@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::outcome::{ErrorKind, ToolReply, parse_args};
 use crate::preview::{self, PreviewArgs};
 
-use super::registry::Call;
+use super::call::Call;
 
 pub fn preview_message(call: Call<'_>) -> ToolReply {
     let args: PreviewArgs = match parse_args("preview_message", call.args) {

@@ -5,18 +5,18 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::registry::{Answer, Call, unconfirmed_branch};
-use super::render::output_schema;
-use super::session::Shared;
+use super::call::{Answer, Call};
+use super::definition::{Definition, Schemas};
+use super::schemas::{output_schema, unconfirmed_branch};
+use super::services::Services;
 use crate::catalog::{ACTION_TOOLS, ACTIONS, Resolved, resolve};
 use crate::exec::{ActionArgs, gate};
 
 /// The typed action tool called `name`, when the toolsets include it. Only action names are
 /// tool names (aliases are not), so a tool is found by its exact name.
-pub fn find(shared: &Shared, name: &str) -> Option<Resolved> {
+pub fn find(shared: &Services, name: &str) -> Option<Resolved> {
     let resolved = resolve(name).filter(|r| r.alias.is_none())?;
     shared
         .executor
@@ -27,7 +27,7 @@ pub fn find(shared: &Shared, name: &str) -> Option<Resolved> {
 
 /// The typed tools this server lists: those in the toolsets that the gate would let run
 /// (mode, allow and deny lists), in catalog order. Empty without `SNOWLUMA_MCP_TOOLSETS`.
-pub fn definitions(shared: &Shared) -> Vec<Tool> {
+pub fn definitions(shared: &Services) -> Vec<Definition> {
     let executor = &shared.executor;
     executor
         .policy()
@@ -43,28 +43,29 @@ pub fn definitions(shared: &Shared) -> Vec<Tool> {
         .collect()
 }
 
-fn definition(index: usize) -> Tool {
+fn definition(index: usize) -> Definition {
     let meta = &ACTIONS[index];
     let generated = &ACTION_TOOLS[index];
     let input = match serde_json::from_str(generated.input_schema) {
         Ok(Value::Object(object)) => object,
-        _ => JsonObject::new(),
+        _ => Map::new(),
     };
     let output = match output_schema(result_schema(index)) {
         Value::Object(object) => object,
-        _ => JsonObject::new(),
+        _ => Map::new(),
     };
-    let mut tool = Tool::new(generated.name, generated.description, Arc::new(input));
-    tool.title = Some(meta.summary.to_string());
-    tool.output_schema = Some(Arc::new(output));
-    let mut annotations = ToolAnnotations::new();
-    annotations.title = Some(meta.summary.to_string());
-    annotations.read_only_hint = Some(meta.read_only);
-    annotations.destructive_hint = Some(!meta.read_only);
-    annotations.idempotent_hint = Some(meta.read_only);
-    annotations.open_world_hint = Some(true);
-    tool.annotations = Some(annotations);
-    tool
+    Definition {
+        name: generated.name,
+        title: meta.summary,
+        description: generated.description,
+        schemas: Schemas {
+            input: Arc::new(input),
+            output,
+        },
+        read_only: meta.read_only,
+        open_world: true,
+        meta: None,
+    }
 }
 
 /// The action's typed envelope or an answer that is not an envelope, like query_action's

@@ -1,31 +1,24 @@
-//! Durable background transfers over MCP: the `invoke_action_background` and `list_tasks`
-//! tools, the work a task runs (the one execution pipeline, progress fed into the task
-//! record), and the tasks extension's `tasks/get`, `tasks/cancel` and `tasks/update`.
+//! Durable background transfers as tools: `invoke_action_background` and `list_tasks`, and
+//! the work a task runs (the one execution pipeline, progress fed into the task record).
 //!
 //! `tasks/` knows no protocol and no executor; this module composes them: the work closure
-//! calls `Executor::run`, and records are mapped onto the extension's `Task` shape here.
+//! calls `Executor::run`. The tasks extension's methods (`tasks/get` and the rest) and the
+//! task handle's protocol shape are the server's (`server/task_methods.rs`).
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::ErrorData;
-use rmcp::model::{
-    CallToolResponse, ClientCapabilities as McpClientCapabilities, CreateTaskResult, DetailedTask,
-    ErrorCode, GetTaskResult, JsonObject, MetaObject, Task, TaskPayload, TaskStatus,
-};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::registry::{Answer, Call};
-use super::render::{self, StructuredCopy};
+use super::call::{Answer, Call};
 use crate::exec::{Access, ActionArgs, Capability, Entry, Requirement};
 use crate::guard::{Caller, CannotAsk};
 use crate::outcome::{ErrorKind, ToolReply, parse_args};
 use crate::streams::{Progress, ProgressSink};
 use crate::tasks::{
-    CancelAck, TaskError, TaskManager, TaskOutcome, TaskProgress, TaskRecord, TaskState,
-    TaskSummary,
+    TaskError, TaskHandle, TaskManager, TaskOutcome, TaskProgress, TaskState, TaskSummary,
 };
 
 /// Both task tools: write mode, and a 2026-07-28 request declaring the tasks extension.
@@ -121,12 +114,12 @@ fn manager_of(call: &Call<'_>) -> Result<Arc<TaskManager>, ToolReply> {
 /// anything is written, refuses non-stream actions, then starts the task.
 pub async fn invoke_background(call: Call<'_>) -> Answer {
     match start(call).await {
-        Ok(created) => Answer::Continuation(CallToolResponse::Task(created)),
+        Ok(handle) => Answer::TaskStarted(handle),
         Err(reply) => Answer::Reply(reply),
     }
 }
 
-async fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
+async fn start(mut call: Call<'_>) -> Result<TaskHandle, ToolReply> {
     let manager = manager_of(&call)?;
     let args: ActionArgs = parse_args("invoke_action_background", call.args.take())?;
     let resolved = call.shared.executor.preflight(Entry::Invoke, &args)?;
@@ -143,8 +136,9 @@ async fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
     }
     let shared = Arc::clone(call.shared);
     let trace = call.trace.clone();
-    let principal = crate::guard::principal(shared.config.http.is_some(), &call.session.id);
-    let handle = manager
+    let principal = call.principal.clone();
+    let stored_result = call.stored_result;
+    manager
         .start(resolved.meta.name, move |cancel, progress| async move {
             let progress = Arc::<dyn TaskProgress>::from(progress);
             let status = Arc::clone(&progress);
@@ -170,11 +164,7 @@ async fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
                 cancel.is_cancelled() && reply.diagnostics.kind == Some(ErrorKind::Cancelled);
             let is_error = reply.is_error;
             // Saved exactly as invoke_action would have answered, so tasks/get can return it.
-            let result =
-                render::into_result(reply, &trace, MetaObject::new(), StructuredCopy::Value);
-            let result = serde_json::to_value(&result).unwrap_or_else(|err| {
-                json!({ "isError": true, "content": [{ "type": "text", "text": err.to_string() }] })
-            });
+            let result = stored_result(reply, &trace);
             if honoured_cancel {
                 TaskOutcome::cancelled(result)
             } else {
@@ -182,17 +172,7 @@ async fn start(mut call: Call<'_>) -> Result<CreateTaskResult, ToolReply> {
             }
         })
         .await
-        .map_err(task_error_reply)?;
-    let mut task = Task::new(
-        handle.task_id,
-        status_of(handle.state),
-        handle.created_at,
-        handle.last_updated_at,
-    )
-    .with_poll_interval_ms(handle.poll_interval_ms);
-    task.status_message = handle.status_message;
-    task.ttl_ms = handle.ttl_ms;
-    Ok(CreateTaskResult::new(task))
+        .map_err(task_error_reply)
 }
 
 /// Feeds the stream's (already throttled) progress into the task record.
@@ -263,118 +243,5 @@ fn task_error_reply(err: TaskError) -> ToolReply {
                 ErrorKind::TaskStore.usual_next_step(),
             )
         }
-    }
-}
-
-fn status_of(state: TaskState) -> TaskStatus {
-    match state {
-        TaskState::Working => TaskStatus::Working,
-        TaskState::Completed => TaskStatus::Completed,
-        TaskState::Failed => TaskStatus::Failed,
-        TaskState::Cancelled => TaskStatus::Cancelled,
-    }
-}
-
-/// The JSON-RPC error a tasks/* method answers with; `data.kind` names the error kind.
-fn task_error_data(err: TaskError) -> ErrorData {
-    let message = err.to_string();
-    let data = |kind: ErrorKind| Some(json!({ "kind": kind.as_str() }));
-    match err {
-        // The extension: an unknown taskId is -32602.
-        TaskError::UnknownTask { .. } => {
-            ErrorData::invalid_params(message, data(ErrorKind::UnknownTask))
-        }
-        TaskError::BadCursor | TaskError::BadLimit { .. } | TaskError::NoInputRequested { .. } => {
-            ErrorData::invalid_params(message, data(ErrorKind::InvalidArguments))
-        }
-        TaskError::TooManyRunning => ErrorData::internal_error(message, data(ErrorKind::TaskLimit)),
-        TaskError::NoRuntime | TaskError::Store(_) => {
-            ErrorData::internal_error(message, data(ErrorKind::TaskStore))
-        }
-        TaskError::RandomUnavailable => {
-            ErrorData::internal_error(message, data(ErrorKind::RandomUnavailable))
-        }
-    }
-}
-
-/// A stored record as the extension's `DetailedTask`: completed tasks carry the saved
-/// `CallToolResult` (a failed OneBot answer is still a completed task), failed ones their
-/// JSON-RPC error.
-fn detailed(record: TaskRecord, ttl_ms: Option<u64>) -> DetailedTask {
-    let summary = record.summary;
-    let mut task = Task::new(
-        summary.id,
-        status_of(summary.state),
-        summary.created_at,
-        summary.updated_at,
-    )
-    .with_poll_interval_ms(crate::tasks::POLL_INTERVAL_MS);
-    task.status_message = summary.status_message;
-    task.ttl_ms = ttl_ms;
-    let object = |value: Option<Value>, fallback: Value| match value {
-        Some(Value::Object(map)) => map,
-        _ => match fallback {
-            Value::Object(map) => map,
-            _ => JsonObject::new(),
-        },
-    };
-    let payload = match summary.state {
-        TaskState::Working => TaskPayload::Working,
-        TaskState::Completed => TaskPayload::Completed {
-            result: object(
-                record.result,
-                json!({ "content": [], "isError": record.result_is_error }),
-            ),
-        },
-        TaskState::Failed => TaskPayload::Failed {
-            error: object(
-                record.error,
-                json!({ "code": crate::tasks::INTERNAL_ERROR_CODE, "message": "the task failed" }),
-            ),
-        },
-        TaskState::Cancelled => TaskPayload::Cancelled,
-    };
-    DetailedTask::new(task, payload)
-}
-
-/// Only 2026-07-28 requests reach tasks; a legacy session (even one that declared the
-/// extension at initialize) gets "method not found", as if tasks were not served.
-pub fn refuse_legacy(method: &str) -> ErrorData {
-    ErrorData::new(
-        ErrorCode::METHOD_NOT_FOUND,
-        format!("{method} is served to 2026-07-28 requests only"),
-        None,
-    )
-}
-
-/// The `-32021` a modern request without the tasks extension gets for a task tool.
-pub fn missing_tasks_capability() -> ErrorData {
-    ErrorData::missing_required_client_capability(
-        McpClientCapabilities::builder().enable_tasks().build(),
-    )
-}
-
-/// Reads a finished task's record on the blocking pool.
-pub async fn get(manager: &TaskManager, id: &str) -> Result<GetTaskResult, ErrorData> {
-    let record = manager.get(id).await.map_err(task_error_data)?;
-    Ok(GetTaskResult::new(detailed(record, manager.ttl_ms())))
-}
-
-/// Cooperative: the acknowledgement only says the request was taken; the final state may
-/// still be `completed` when the transfer finished first.
-pub fn cancel(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
-    match manager.cancel(id).map_err(task_error_data)? {
-        CancelAck::Requested | CancelAck::AlreadyFinished(_) => Ok(()),
-    }
-}
-
-/// `tasks/update` carries answers to a task's outstanding input requests. The 2026-07-28
-/// tasks extension makes it an acknowledgement that ignores unknown or already answered keys,
-/// and background transfers never ask for input, so for a known task every key is unknown:
-/// acknowledged, nothing delivered, the task unchanged. An unknown task is -32602.
-pub fn update(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
-    match manager.update(id) {
-        Err(TaskError::NoInputRequested { .. }) | Ok(()) => Ok(()),
-        Err(err) => Err(task_error_data(err)),
     }
 }

@@ -1,49 +1,20 @@
-//! query_action_with_input / invoke_action_with_input over real stdio with the raw JSON-lines
-//! peer, in both generations, against the fake SnowLuma: the exact wire of `input_required`
-//! and `elicitation/create`, every way an answer or a state can be refused (and that nothing
-//! then reaches SnowLuma), single use under replay and races, and the pending limit.
+//! query_action_with_input / invoke_action_with_input for 2026-07-28 requests (MRTR) over
+//! real stdio with the raw JSON-lines peer, against the fake SnowLuma: the exact wire of
+//! `input_required`, every way an answer or a state can be refused (and that nothing then
+//! reaches SnowLuma), single use under replay and races, expiry, retries and the pending
+//! limit.
 
 #[path = "support/fake_snowluma.rs"]
 mod fake_snowluma;
+#[path = "support/input_helpers.rs"]
+mod input_helpers;
 #[path = "support/raw_client.rs"]
 mod raw_client;
 
-use fake_snowluma::FakeSnowLuma;
-use raw_client::{RawServer, modern_meta, structured};
 use serde_json::{Value, json};
 
-const TOKEN: &str = "input-token-value";
-const KEY: &str = "missing_params";
-
-fn forms() -> Value {
-    json!({ "elicitation": { "form": {} } })
-}
-
-async fn start(extra: &[(&str, &str)]) -> (FakeSnowLuma, RawServer) {
-    let fake = FakeSnowLuma::start(Some(TOKEN)).await;
-    let mut env = vec![
-        ("SNOWLUMA_MCP_MODE", "write"),
-        ("SNOWLUMA_MCP_ENDPOINT", fake.url.as_str()),
-        ("SNOWLUMA_MCP_TOKEN", TOKEN),
-        ("SNOWLUMA_MCP_LOG", "warn"),
-    ];
-    env.extend_from_slice(extra);
-    let server = RawServer::spawn(&env);
-    (fake, server)
-}
-
-/// A modern tools/call with form elicitation declared, plus `extra` params (MRTR retry).
-async fn modern(server: &mut RawServer, id: i64, tool: &str, args: Value, extra: Value) -> Value {
-    let mut params = json!({ "name": tool, "arguments": args, "_meta": modern_meta(forms()) });
-    if let Value::Object(extra) = extra {
-        params.as_object_mut().unwrap().extend(extra);
-    }
-    server.request(id, "tools/call", params).await
-}
-
-fn accept(params_json: &str) -> Value {
-    json!({ KEY: { "action": "accept", "content": { "params_json": params_json } } })
-}
+use input_helpers::*;
+use raw_client::{RawServer, modern_meta, structured};
 
 /// The `requestState` of an `input_required` result, after checking its shape.
 fn state_of(response: &Value) -> String {
@@ -64,25 +35,6 @@ fn state_of(response: &Value) -> String {
         .as_str()
         .expect("requestState")
         .to_string()
-}
-
-/// A failed tool result's kind and input error code.
-fn refusal(response: &Value) -> (String, String) {
-    assert_eq!(response["result"]["isError"], true, "{response}");
-    let body = structured(response);
-    assert_eq!(body["result"], Value::Null);
-    let diagnostics = &body["diagnostics"];
-    (
-        diagnostics["kind"].as_str().unwrap_or("").to_string(),
-        diagnostics["input_error"]
-            .as_str()
-            .unwrap_or("")
-            .to_string(),
-    )
-}
-
-fn send_group(group: i64) -> Value {
-    json!({ "action": "send_group_msg", "params": { "group_id": group } })
 }
 
 #[tokio::test]
@@ -447,228 +399,4 @@ async fn a_retry_without_an_answer_gets_a_fresh_prompt() {
     let r = modern(&mut server, 3, "query_action_with_input", args, retry).await;
     assert_eq!(refusal(&r), ("input_state".into(), "replayed".into()));
     server.finish().await;
-}
-
-#[tokio::test]
-async fn complete_arguments_and_formless_clients_never_see_a_prompt() {
-    let (fake, mut server) = start(&[]).await;
-    let complete = json!({ "action": "get_group_info", "params": { "group_id": 20001 } });
-    let r = modern(
-        &mut server,
-        1,
-        "query_action_with_input",
-        complete,
-        json!({}),
-    )
-    .await;
-    assert!(r["result"].get("inputRequests").is_none(), "{r}");
-    assert_eq!(structured(&r)["diagnostics"]["outcome"], "success");
-
-    // Modern, no elicitation in this request's capabilities.
-    let r = server
-        .request(
-            2,
-            "tools/call",
-            json!({ "name": "invoke_action_with_input", "arguments": send_group(20001), "_meta": modern_meta(json!({})) }),
-        )
-        .await;
-    assert_eq!(refusal(&r).0, "input_unsupported");
-    let next = structured(&r)["diagnostics"]["next_step"].clone();
-    assert!(next.as_str().unwrap().contains("invoke_action"), "{next}");
-    assert_eq!(fake.requests().len(), 1);
-
-    // The original tool still refuses incomplete params as before.
-    let r = server
-        .request(
-            3,
-            "tools/call",
-            json!({ "name": "invoke_action", "arguments": send_group(20001), "_meta": modern_meta(forms()) }),
-        )
-        .await;
-    assert_eq!(refusal(&r).0, "invalid_arguments");
-    server.finish().await;
-}
-
-#[tokio::test]
-async fn modes_list_the_input_tools_like_the_originals() {
-    for (mode, query, invoke) in [
-        ("docs", false, false),
-        ("read", true, false),
-        ("write", true, true),
-    ] {
-        let mut env = vec![("SNOWLUMA_MCP_MODE", mode), ("SNOWLUMA_MCP_LOG", "warn")];
-        if mode != "docs" {
-            env.push(("SNOWLUMA_MCP_ENDPOINT", "http://127.0.0.1:9/"));
-        }
-        let mut server = RawServer::spawn(&env);
-        let tools = server
-            .request(1, "tools/list", json!({ "_meta": modern_meta(json!({})) }))
-            .await;
-        let names: Vec<&str> = tools["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(names.contains(&"query_action_with_input"), query, "{mode}");
-        assert_eq!(
-            names.contains(&"invoke_action_with_input"),
-            invoke,
-            "{mode}"
-        );
-        server.finish().await;
-    }
-}
-
-// ---- legacy sessions: elicitation/create on the same connection ----
-
-async fn initialize(server: &mut RawServer, capabilities: Value) {
-    let init = server
-        .request(
-            0,
-            "initialize",
-            json!({ "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": { "name": "raw-legacy", "version": "1" } }),
-        )
-        .await;
-    assert!(init["result"]["protocolVersion"].is_string(), "{init}");
-    server
-        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-        .await;
-}
-
-/// Sends a legacy tools/call and returns the server's `elicitation/create` request.
-async fn legacy_call_until_prompt(
-    server: &mut RawServer,
-    id: i64,
-    tool: &str,
-    args: Value,
-) -> Value {
-    server
-        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": tool, "arguments": args } }))
-        .await;
-    loop {
-        let message = server.next().await.expect("elicitation/create arrives");
-        if message["method"] == "elicitation/create" {
-            return message;
-        }
-        assert_ne!(
-            message["id"],
-            json!(id),
-            "answered without a prompt: {message}"
-        );
-        server.backlog.push(message);
-    }
-}
-
-async fn answer_prompt(server: &mut RawServer, prompt: &Value, result: Value) {
-    server
-        .send(&json!({ "jsonrpc": "2.0", "id": prompt["id"], "result": result }))
-        .await;
-}
-
-#[tokio::test]
-async fn legacy_sessions_answer_through_elicitation_create() {
-    let (fake, mut server) = start(&[]).await;
-    initialize(&mut server, json!({ "elicitation": { "form": {} } })).await;
-
-    let prompt = legacy_call_until_prompt(
-        &mut server,
-        1,
-        "invoke_action_with_input",
-        send_group(20001),
-    )
-    .await;
-    assert_eq!(prompt["params"]["mode"], "form");
-    assert!(
-        prompt["params"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("message")
-    );
-    assert_eq!(
-        prompt["params"]["requestedSchema"]["properties"]["params_json"]["type"],
-        "string"
-    );
-    assert!(fake.requests().is_empty());
-    answer_prompt(
-        &mut server,
-        &prompt,
-        json!({ "action": "accept", "content": { "params_json": "{\"message\":\"Hi\"}" } }),
-    )
-    .await;
-    let done = server.wait_for_id(&json!(1)).await;
-    assert!(
-        done["result"]
-            .get("resultType")
-            .is_none_or(|t| t == "complete")
-    );
-    assert_eq!(structured(&done)["diagnostics"]["outcome"], "success");
-    assert_eq!(
-        fake.requests_for("send_group_msg")[0].json().unwrap()["params"],
-        json!({ "group_id": 20001, "message": "Hi" })
-    );
-
-    let cases = [
-        (json!({ "action": "decline" }), "input_declined"),
-        (json!({ "action": "cancel" }), "input_cancelled"),
-        (
-            json!({ "action": "accept", "content": { "params_json": "{" } }),
-            "input_invalid",
-        ),
-        (
-            json!({ "action": "accept", "content": { "params_json": "{\"message\":\"x\",\"group_id\":2}" } }),
-            "input_invalid",
-        ),
-    ];
-    for (id, (answer, kind)) in (2..).zip(cases) {
-        let prompt = legacy_call_until_prompt(
-            &mut server,
-            id,
-            "invoke_action_with_input",
-            send_group(20001),
-        )
-        .await;
-        answer_prompt(&mut server, &prompt, answer).await;
-        let r = server.wait_for_id(&json!(id)).await;
-        assert_eq!(refusal(&r).0, kind);
-    }
-    assert_eq!(fake.requests_for("send_group_msg").len(), 1);
-
-    // Complete arguments: the result comes without any elicitation/create.
-    server
-        .send(&json!({ "jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": { "name": "query_action_with_input", "arguments": { "action": "get_group_info", "params": { "group_id": 1 } } } }))
-        .await;
-    let next = server.next().await.expect("a response");
-    assert_eq!(next["id"], 20, "{next}");
-    server.finish().await;
-}
-
-#[tokio::test]
-async fn legacy_unanswered_prompts_end_cleanly_and_formless_sessions_get_an_error() {
-    let (fake, mut server) = start(&[("SNOWLUMA_MCP_INPUT_STATE_TTL_MS", "300")]).await;
-    initialize(&mut server, json!({ "elicitation": {} })).await;
-    let _prompt = legacy_call_until_prompt(
-        &mut server,
-        1,
-        "query_action_with_input",
-        json!({ "action": "get_group_info" }),
-    )
-    .await;
-    let r = server.wait_for_id(&json!(1)).await;
-    let (kind, _) = refusal(&r);
-    assert_eq!(kind, "input_cancelled");
-    server.finish().await;
-
-    let (_, mut formless) = start(&[]).await;
-    initialize(&mut formless, json!({})).await;
-    let r = formless
-        .request(
-            1,
-            "tools/call",
-            json!({ "name": "query_action_with_input", "arguments": { "action": "get_group_info" } }),
-        )
-        .await;
-    assert_eq!(refusal(&r).0, "input_unsupported");
-    assert!(fake.requests().is_empty());
-    formless.finish().await;
 }

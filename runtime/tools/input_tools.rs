@@ -7,16 +7,9 @@
 //! - legacy sessions get an `elicitation/create` request on the same connection;
 //! - clients that declared no form elicitation get a tool error.
 
-use std::collections::BTreeMap;
-
-use rmcp::model::{
-    CallToolResponse, ElicitRequest, ElicitRequestParams, ElicitationSchema, InputRequest,
-    InputRequiredResult,
-};
-use rmcp::service::ServiceError;
 use serde_json::{Map, Value};
 
-use super::registry::{Answer, Call};
+use super::call::{Answer, Call, ElicitError};
 use crate::catalog;
 use crate::exec::{self, ActionArgs, Entry};
 use crate::guard::confirm::CONFIRM_REQUEST_KEY;
@@ -68,7 +61,11 @@ pub async fn execute_with_input(entry: Entry, mut call: Call<'_>) -> Answer {
     let form = input::form(resolved.meta, &missing);
     if call.input.modern {
         return match call.shared.continuations.open(tool, &args) {
-            Ok(pending) => input_required(form, pending.state),
+            Ok(pending) => Answer::InputRequired {
+                key: INPUT_REQUEST_KEY,
+                form,
+                state: pending.state,
+            },
             Err(error) => Answer::Reply(input_error(error)),
         };
     }
@@ -127,10 +124,11 @@ fn reprompt(
         action: action.trim().to_string(),
     })?;
     let missing = input::missing_fields(resolved.meta, args);
-    Ok(input_required(
-        input::form(resolved.meta, &missing),
-        pending.state,
-    ))
+    Ok(Answer::InputRequired {
+        key: INPUT_REQUEST_KEY,
+        form: input::form(resolved.meta, &missing),
+        state: pending.state,
+    })
 }
 
 /// The normal execution pipeline, gates and guards included, as query_action /
@@ -145,37 +143,11 @@ async fn run(
     super::confirm::run(call, tool_name(entry), raw, entry, args, can_defer).await
 }
 
-fn elicitation(form: input::InputForm) -> ElicitRequestParams {
-    // The form is built to rmcp's schema shape (tests/input_rmcp_shapes.rs pins it); an
-    // empty object schema would still be a valid request if that ever drifted.
-    let requested_schema: ElicitationSchema = serde_json::from_value(form.requested_schema)
-        .unwrap_or_else(|_| ElicitationSchema::builder().build_unchecked());
-    ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: form.message,
-        requested_schema,
-    }
-}
-
-/// `resultType: "input_required"` with our one form and the signed state. No cache hints:
-/// the answer depends on this call.
-fn input_required(form: input::InputForm, state: String) -> Answer {
-    let request = InputRequest::Elicitation(ElicitRequest::new(elicitation(form)));
-    let requests = BTreeMap::from([(INPUT_REQUEST_KEY.to_string(), request)]);
-    Answer::Continuation(CallToolResponse::InputRequired(InputRequiredResult::new(
-        Some(requests),
-        Some(state),
-    )))
-}
-
 /// Legacy: asks through `elicitation/create` and waits, bounded by the prompt lifetime and
 /// by the call's own cancellation.
 async fn elicit(call: &Call<'_>, form: input::InputForm) -> Result<input::Answer, ToolReply> {
     let timeout = call.shared.input_lifetime;
-    let request = call
-        .input
-        .peer
-        .create_elicitation_with_timeout(elicitation(form), Some(timeout));
+    let request = call.input.client.elicit(form, timeout);
     let result = tokio::select! {
         _ = call.cancel.cancelled() => {
             return Err(ToolReply::error(
@@ -187,11 +159,8 @@ async fn elicit(call: &Call<'_>, form: input::InputForm) -> Result<input::Answer
         result = request => result,
     };
     match result {
-        Ok(result) => {
-            let wire = serde_json::to_value(&result).unwrap_or(Value::Null);
-            input::Answer::from_elicit_result(&wire).map_err(input_error)
-        }
-        Err(ServiceError::Timeout { .. }) => Err(ToolReply::error(
+        Ok(wire) => input::Answer::from_elicit_result(&wire).map_err(input_error),
+        Err(ElicitError::Timeout) => Err(ToolReply::error(
             ErrorKind::InputCancelled,
             format!(
                 "no answer to the prompt for missing params within {} s",
@@ -199,7 +168,7 @@ async fn elicit(call: &Call<'_>, form: input::InputForm) -> Result<input::Answer
             ),
             "nothing was run; call again and answer the prompt, or call the original tool with complete params",
         )),
-        Err(error) => Err(ToolReply::error(
+        Err(ElicitError::Failed(error)) => Err(ToolReply::error(
             ErrorKind::InputUnsupported,
             format!("the client did not answer the prompt for missing params: {error}"),
             "nothing was run; call query_action / invoke_action with complete params",

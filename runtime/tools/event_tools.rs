@@ -6,9 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::event_routes::SessionEvents;
-use super::session::Session;
-use crate::events::{EventFilter, EventsError, MAX_WAIT_LIMIT};
+use super::call::ConnectionEvents;
+use crate::events::{EventFilter, EventNotifier, EventsError, MAX_WAIT_LIMIT};
 use crate::outcome::{ErrorKind, ToolReply, parse_args};
 
 /// `read_events` waits this long when `wait_ms` is omitted.
@@ -64,8 +63,10 @@ pub fn events_error(error: &EventsError) -> ToolReply {
 
 /// The session's events; the gate only lets these tools run with events configured, so
 /// `None` is a server without events reached anyway.
-fn session_events(session: &Session) -> Result<&SessionEvents, ToolReply> {
-    session.events.as_ref().ok_or_else(|| {
+fn session_events<'a>(
+    events: Option<&'a ConnectionEvents<'a>>,
+) -> Result<&'a ConnectionEvents<'a>, ToolReply> {
+    events.ok_or_else(|| {
         ToolReply::error(
             ErrorKind::Mode,
             "live events are not configured on this server",
@@ -74,8 +75,11 @@ fn session_events(session: &Session) -> Result<&SessionEvents, ToolReply> {
     })
 }
 
-pub async fn subscribe(session: &Session, args: Option<Map<String, Value>>) -> ToolReply {
-    let events = match session_events(session) {
+pub async fn subscribe(
+    events: Option<&ConnectionEvents<'_>>,
+    args: Option<Map<String, Value>>,
+) -> ToolReply {
+    let events = match session_events(events) {
         Ok(events) => events,
         Err(reply) => return reply,
     };
@@ -85,7 +89,7 @@ pub async fn subscribe(session: &Session, args: Option<Map<String, Value>>) -> T
     };
     match events
         .hub
-        .subscribe(&events.owner, filter, events.notifier())
+        .subscribe(events.owner, filter, notifier(events))
         .await
     {
         Ok(uri) => reply_of(&Subscribed { uri }),
@@ -93,8 +97,11 @@ pub async fn subscribe(session: &Session, args: Option<Map<String, Value>>) -> T
     }
 }
 
-pub fn unsubscribe(session: &Session, args: Option<Map<String, Value>>) -> ToolReply {
-    let events = match session_events(session) {
+pub fn unsubscribe(
+    events: Option<&ConnectionEvents<'_>>,
+    args: Option<Map<String, Value>>,
+) -> ToolReply {
+    let events = match session_events(events) {
         Ok(events) => events,
         Err(reply) => return reply,
     };
@@ -102,9 +109,9 @@ pub fn unsubscribe(session: &Session, args: Option<Map<String, Value>>) -> ToolR
         Ok(args) => args,
         Err(reply) => return reply,
     };
-    match events.hub.release(&events.owner, &args.uri) {
+    match events.hub.release(events.owner, &args.uri) {
         Ok(()) => {
-            events.routes.unsubscribe_legacy(&args.uri);
+            events.routes.forget(&args.uri);
             reply_of(&Released { released: args.uri })
         }
         Err(error) => events_error(&error),
@@ -112,11 +119,11 @@ pub fn unsubscribe(session: &Session, args: Option<Map<String, Value>>) -> ToolR
 }
 
 pub async fn read(
-    session: &Session,
+    events: Option<&ConnectionEvents<'_>>,
     args: Option<Map<String, Value>>,
     cancel: &CancellationToken,
 ) -> ToolReply {
-    let events = match session_events(session) {
+    let events = match session_events(events) {
         Ok(events) => events,
         Err(reply) => return reply,
     };
@@ -127,7 +134,7 @@ pub async fn read(
     let page = events
         .hub
         .wait(
-            &events.owner,
+            events.owner,
             &args.uri,
             args.after.as_deref(),
             args.wait_ms.unwrap_or(DEFAULT_WAIT_MS),
@@ -139,6 +146,11 @@ pub async fn read(
         Ok(page) => reply_of(&page),
         Err(error) => events_error(&error),
     }
+}
+
+/// The connection's routes, as the hub's notifier for a new resource.
+fn notifier(events: &ConnectionEvents<'_>) -> std::sync::Arc<dyn EventNotifier> {
+    events.routes.clone()
 }
 
 fn reply_of<T: Serialize>(value: &T) -> ToolReply {

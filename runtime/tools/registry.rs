@@ -4,64 +4,21 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-use rmcp::model::{InputResponses, JsonObject, MetaObject, Tool, ToolAnnotations};
-use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
+use super::call::{Answer, Call, Handler};
+use super::definition::{Definition, Schemas};
 use super::docs;
 use super::event_tools;
 use super::input_tools;
 use super::message_preview;
-use super::render::{output_schema, schema_of};
-use super::session::{Session, Shared};
+use super::schemas::{envelope_schema, input_of, invoke_result_schema, output_schema, schema_of};
 use super::task_tools;
-use super::tool_list::SchemaCopy;
-use super::tool_schemas::{self, Schemas};
 use crate::catalog::Listing;
 use crate::config::Mode;
 use crate::events::SubscribeRequest;
 use crate::exec::{self, Access, ActionArgs, ClientCapabilities, Entry, Requirement, Setup};
 use crate::outcome::{ToolReply, parse_args};
-use crate::streams::Progress;
-use crate::trace::TraceContext;
-
-/// Everything a handler gets for one call.
-pub struct Call<'a> {
-    /// An `Arc` so work that outlives the call (a background task) can keep it.
-    pub shared: &'a Arc<Shared>,
-    /// This connection's state (its event resources).
-    pub session: &'a Session,
-    pub args: Option<Map<String, Value>>,
-    pub trace: &'a TraceContext,
-    pub cancel: &'a CancellationToken,
-    pub progress: Progress,
-    /// The protocol side of the request, for tools that ask the user for input.
-    pub input: InputRound<'a>,
-}
-
-/// What the input completion tools need from the request beyond its arguments.
-pub struct InputRound<'a> {
-    /// The capabilities declared for this request (per request or at initialize).
-    pub caps: ClientCapabilities,
-    /// Whether this request speaks 2026-07-28 (MRTR) rather than a legacy session.
-    pub modern: bool,
-    /// A modern retry's echoed `requestState` and its `inputResponses`.
-    pub request_state: Option<String>,
-    pub input_responses: Option<InputResponses>,
-    /// The client, for legacy `elicitation/create`.
-    pub peer: &'a Peer<RoleServer>,
-}
-
-/// What a handler answers: a completed result, or a protocol continuation the server passes on
-/// as it is (`input_required`, a task handle).
-pub enum Answer {
-    Reply(ToolReply),
-    Continuation(rmcp::model::CallToolResponse),
-}
-
-pub type Handler = for<'a> fn(Call<'a>) -> BoxFuture<'a, Answer>;
 
 pub struct ToolSpec {
     pub name: &'static str,
@@ -74,7 +31,7 @@ pub struct ToolSpec {
     pub gated_per_action: bool,
     /// How the input schema and the result schema are derived from the tool's types. Listing
     /// reads the derived schemas from the committed tool schemas (`tool_schemas`) instead (see `tool_schemas`).
-    pub input_schema: fn() -> Arc<JsonObject>,
+    pub input_schema: fn() -> Arc<Map<String, Value>>,
     pub result_schema: fn() -> Value,
     pub read_only: bool,
     /// Whether the tool can reach SnowLuma in the given mode.
@@ -91,29 +48,28 @@ impl ToolSpec {
         exec::gate::tool_available(self.requirement, setup, caps)
     }
 
-    /// The definition this client sees: it depends on the mode (annotations) and on the
+    /// The definition this client sees, with the schemas the server chose (the committed
+    /// ones, see `server::tool_schemas`): it depends on the mode (annotations) and on the
     /// capabilities the client declared for the request (the Apps panel pointer).
-    pub fn definition(&self, mode: Mode, caps: &ClientCapabilities, copy: SchemaCopy) -> Tool {
-        let Schemas { input, output } = match copy {
-            SchemaCopy::Committed if tool_schemas::committed_text(self.name).is_some() => {
-                Schemas::placeholder()
-            }
-            _ => tool_schemas::committed(self.name).unwrap_or_else(|| self.derived_schemas()),
+    pub fn definition(
+        &self,
+        mode: Mode,
+        caps: &ClientCapabilities,
+        schemas: Schemas,
+    ) -> Definition {
+        let meta = match self.apps_meta.filter(|_| caps.apps_ui).map(|f| f()) {
+            Some(Value::Object(meta)) => Some(meta),
+            _ => None,
         };
-        let mut tool = Tool::new(self.name, self.description, input);
-        tool.title = Some(self.title.to_string());
-        tool.output_schema = Some(Arc::new(output));
-        let mut annotations = ToolAnnotations::new();
-        annotations.title = Some(self.title.to_string());
-        annotations.read_only_hint = Some(self.read_only);
-        annotations.destructive_hint = Some(!self.read_only);
-        annotations.idempotent_hint = Some(self.read_only);
-        annotations.open_world_hint = Some((self.open_world)(mode));
-        tool.annotations = Some(annotations);
-        if let Some(Value::Object(meta)) = self.apps_meta.filter(|_| caps.apps_ui).map(|f| f()) {
-            tool.meta = Some(MetaObject(meta));
+        Definition {
+            name: self.name,
+            title: self.title,
+            description: self.description,
+            schemas,
+            read_only: self.read_only,
+            open_world: (self.open_world)(mode),
+            meta,
         }
-        tool
     }
 
     /// The schemas derived from the tool's types: what the committed tool schemas (`tool_schemas`) holds for it (a
@@ -121,7 +77,7 @@ impl ToolSpec {
     pub fn derived_schemas(&self) -> Schemas {
         let output = match output_schema((self.result_schema)()) {
             Value::Object(object) => object,
-            _ => JsonObject::new(),
+            _ => Map::new(),
         };
         Schemas {
             input: (self.input_schema)(),
@@ -156,10 +112,6 @@ const EVENTS: Requirement = Requirement {
     access: Access::Events,
     capability: None,
 };
-
-fn input_of<T: schemars::JsonSchema + std::any::Any>() -> Arc<JsonObject> {
-    rmcp::handler::server::tool::schema_for_type::<T>()
-}
 
 pub static TOOLS: &[ToolSpec] = &[
     ToolSpec {
@@ -367,9 +319,9 @@ pub static TOOLS: &[ToolSpec] = &[
         open_world: always,
         apps_meta: None,
         handler: |call| {
-            Box::pin(
-                async move { Answer::Reply(event_tools::subscribe(call.session, call.args).await) },
-            )
+            Box::pin(async move {
+                Answer::Reply(event_tools::subscribe(call.events.as_ref(), call.args).await)
+            })
         },
     },
     ToolSpec {
@@ -385,7 +337,7 @@ pub static TOOLS: &[ToolSpec] = &[
         apps_meta: None,
         handler: |call| {
             Box::pin(async move {
-                Answer::Reply(event_tools::read(call.session, call.args, call.cancel).await)
+                Answer::Reply(event_tools::read(call.events.as_ref(), call.args, call.cancel).await)
             })
         },
     },
@@ -401,9 +353,9 @@ pub static TOOLS: &[ToolSpec] = &[
         open_world: never,
         apps_meta: None,
         handler: |call| {
-            Box::pin(
-                async move { Answer::Reply(event_tools::unsubscribe(call.session, call.args)) },
-            )
+            Box::pin(async move {
+                Answer::Reply(event_tools::unsubscribe(call.events.as_ref(), call.args))
+            })
         },
     },
     ToolSpec {
@@ -476,60 +428,4 @@ async fn runtime_info(call: Call<'_>) -> ToolReply {
     let info = docs::runtime_info(executor.mode(), executor.overview());
     let check = executor.check_connection(call.trace, call.cancel).await;
     docs::with_connection_check(info, check)
-}
-
-/// SnowLuma's envelope, unchanged: every OneBot answer carries `status` and `retcode`.
-fn envelope_branch() -> Value {
-    serde_json::json!({
-        "title": "OneBot envelope",
-        "type": "object",
-        "description": "SnowLuma's OneBot envelope exactly as received: status, retcode, data (see the action's returnsSchema), wording on failure",
-        "properties": {
-            "status": { "type": "string", "description": "ok, failed or async" },
-            "retcode": { "type": "integer", "description": "0 on success" },
-            "data": {},
-            "message": { "type": "string" },
-            "wording": { "type": "string" }
-        },
-        "required": ["status", "retcode"]
-    })
-}
-
-/// A JSON object that is not a OneBot envelope (no `status` or no `retcode`) and none of
-/// `others`: returned as received with `diagnostics.kind: "unconfirmed"`.
-pub(super) fn unconfirmed_branch(others: &[Value]) -> Value {
-    let mut excluded = vec![serde_json::json!({ "required": ["status", "retcode"] })];
-    excluded.extend(
-        others
-            .iter()
-            .map(|branch| serde_json::json!({ "required": branch["required"].clone() })),
-    );
-    serde_json::json!({
-        "title": "unconfirmed answer",
-        "type": "object",
-        "description": "an answer without status or retcode, returned as received; success is not confirmed (diagnostics.kind unconfirmed)",
-        "not": { "anyOf": excluded }
-    })
-}
-
-/// `{"oneOf": branches}`, the branches moved in (`json!` would copy them).
-fn one_of(branches: Vec<Value>) -> Value {
-    let mut schema = Map::with_capacity(1);
-    schema.insert("oneOf".into(), Value::Array(branches));
-    Value::Object(schema)
-}
-
-/// `query_action`'s result: the envelope, or an answer that is not one.
-fn envelope_schema() -> Value {
-    one_of(vec![envelope_branch(), unconfirmed_branch(&[])])
-}
-
-/// `invoke_action` returns the envelope for ordinary actions (and for a stream SnowLuma ended
-/// with its error frame, which is an envelope), and a stream summary for completed streams.
-/// Exactly one branch matches any real result.
-fn invoke_result_schema() -> Value {
-    let streams = crate::streams::completed_schemas();
-    let mut branches = vec![envelope_branch(), unconfirmed_branch(&streams)];
-    branches.extend(streams);
-    one_of(branches)
 }
