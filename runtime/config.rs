@@ -190,29 +190,29 @@ pub struct StreamConfig {
 
 /// Process shutdown shared by main, which fires it on SIGTERM/SIGINT and then waits (bounded)
 /// until every running stream call and background task has cleaned up, and that work, which
-/// holds a guard while it runs and stops when the token (or a child of it) fires.
+/// holds a tracker token while it runs and stops when the token (or a child of it) fires.
 #[derive(Debug, Clone, Default)]
 pub struct Shutdown {
     pub token: tokio_util::sync::CancellationToken,
-    running: std::sync::Arc<tokio::sync::RwLock<()>>,
+    running: tokio_util::task::TaskTracker,
 }
 
 impl Shutdown {
-    /// Held by running work; [`Shutdown::drained`] waits for every guard to go. `None` once
-    /// shutdown has begun: work that has not started by then must not start, and a guard
-    /// taken inside another (a background task's stream call) never queues behind main's
-    /// wait, which the outer guard holds up.
-    pub async fn enter(&self) -> Option<tokio::sync::OwnedRwLockReadGuard<()>> {
-        tokio::select! {
-            biased;
-            () = self.token.cancelled() => None,
-            guard = self.running.clone().read_owned() => Some(guard),
-        }
+    /// Held by running work; [`Shutdown::drained`] waits for every one to go. `None` once
+    /// shutdown has begun: work that has not started by then must not start. Taking one never
+    /// waits, so a token taken inside another (a background task's stream call) cannot queue
+    /// behind main's wait, which the outer one holds up.
+    pub async fn enter(&self) -> Option<tokio_util::task::task_tracker::TaskTrackerToken> {
+        let running = self.running.token();
+        // Checked after counting in: either main's wait sees this token, or the token was
+        // cancelled before the wait began and this work never starts.
+        (!self.token.is_cancelled()).then_some(running)
     }
 
-    /// Resolves once no work holds a guard. Fire the token first.
+    /// Resolves once no work holds a token. Fire the token first.
     pub async fn drained(&self) {
-        drop(self.running.write().await);
+        self.running.close();
+        self.running.wait().await;
     }
 }
 

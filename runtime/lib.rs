@@ -10,8 +10,7 @@
 //! gate), [`tasks`] (durable background tasks), [`events`] (SnowLuma's WebSocket events, buffers and cursors), [`streams`] (downloads, uploads, frame
 //! collections), [`onebot`] (SnowLuma's HTTP API), [`catalog`] (the bundled catalog over
 //! generated/), [`trace`] (W3C trace context), and the foundation: [`outcome`] (results,
-//! diagnostics, error kinds), [`config`], [`ids`] and [`log_writer`] (the
-//! batched stderr log). `fuzz_api` (hidden) re-exports the few
+//! diagnostics, error kinds), [`config`] and [`ids`]. `fuzz_api` (hidden) re-exports the few
 //! private pieces the fuzz targets under `fuzz/` drive directly.
 
 pub mod catalog;
@@ -24,8 +23,6 @@ pub mod fuzz_api;
 pub mod guard;
 pub mod ids;
 pub mod input;
-pub mod log_format;
-pub mod log_writer;
 pub mod onebot;
 pub mod outcome;
 pub mod preview;

@@ -6,18 +6,16 @@ use std::time::Duration;
 
 use snowluma_mcp::catalog::{ACTIONS, CATALOG_VERSION};
 use snowluma_mcp::config::{Config, Shutdown};
-use snowluma_mcp::log_format::LineFormat;
-use snowluma_mcp::log_writer;
 use snowluma_mcp::server::{StdioEnd, serve_stdio};
 use snowluma_mcp::streams::prepare_download_dir;
+use tracing_appender::non_blocking::NonBlockingBuilder;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::filter_fn;
 use tracing_subscriber::layer::{Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// Bytes of log lines that may wait for the stderr writer before new lines are dropped
-/// (about 4,000 lines).
-const LOG_BUFFER_BYTES: usize = 1 << 20;
+/// Log lines that may wait for the stderr writer thread before new lines are dropped.
+const LOG_BUFFER_LINES: usize = 4096;
 
 /// The HTTP, WebSocket and MCP libraries log whole request and result bodies below warn, which
 /// would put message contents and tokens in the log: whatever SNOWLUMA_MCP_LOG says, they are
@@ -63,18 +61,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // Logging never blocks the runtime thread: lines wait in a bounded buffer for a writer
-    // thread that writes them in batches, and lines that do not fit are dropped and counted.
-    // The thread starts once start-up is over (see `start_log_writer`).
-    let (stderr, flush_on_exit) = log_writer::deferred(std::io::stderr(), LOG_BUFFER_BYTES);
-    let dropped = stderr.clone();
-    let log = stderr.clone();
+    // Logging never blocks the runtime thread: tracing-appender's writer thread takes the
+    // lines from a bounded queue, and lines that do not fit (stderr not read fast enough) are
+    // dropped and counted.
+    let (stderr, flush_on_exit) = NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(LOG_BUFFER_LINES)
+        .thread_name("log-writer")
+        .finish(std::io::stderr());
+    let dropped = stderr.error_counter();
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(stderr)
                 .with_ansi(false)
-                .event_format(LineFormat::default())
                 .with_filter(filter)
                 .with_filter(filter_fn(|meta| !is_chatty(meta))),
         )
@@ -92,10 +92,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let status = runtime.block_on(async {
-        tokio::spawn(start_log_writer(log));
-        serve(config).await
-    });
+    let status = runtime.block_on(serve(config));
     // Do not wait for a blocking stdin read that will never finish.
     runtime.shutdown_timeout(Duration::from_millis(200));
     drop(flush_on_exit);
@@ -106,21 +103,6 @@ fn main() -> ExitCode {
         );
     }
     status
-}
-
-/// When the log writer thread starts: after the replies a client asks for first
-/// (initialize, tools/list; a few milliseconds), so that creating the thread does not delay
-/// them, and soon enough that a person watching the log sees no wait.
-const LOG_WRITER_START: Duration = Duration::from_millis(100);
-
-async fn start_log_writer(log: log_writer::LineBuffer) {
-    tokio::time::sleep(LOG_WRITER_START).await;
-    if let Err(error) = log.start_writer() {
-        eprintln!(
-            "snowluma-mcp: cannot start the log writer thread ({error}); log lines are kept \
-             (up to {LOG_BUFFER_BYTES} bytes) and written when the server exits"
-        );
-    }
 }
 
 /// How long, after SIGTERM/SIGINT, running calls get to clean up (an upload's reset waits at

@@ -100,7 +100,7 @@ async fn legacy_session_negotiates_and_lists_tools_without_cache_hints() {
     assert!(stderr.contains("mode docs"));
 }
 
-/// The log writer thread starts after start-up (log_writer.rs): the log must still reach
+/// The log goes through a writer thread (tracing-appender): the log must still reach
 /// stderr while the server runs, not only when it exits.
 #[tokio::test]
 async fn the_log_reaches_stderr_while_the_server_runs() {

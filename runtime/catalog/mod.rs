@@ -199,28 +199,11 @@ pub fn similar_names(wrong: &str, limit: usize) -> Vec<&'static str> {
     let mut scored: Vec<(usize, &'static str)> = ACTIONS
         .iter()
         .flat_map(|a| std::iter::once(a.name).chain(a.aliases.iter().copied()))
-        .map(|name| (edit_distance(&wrong, name), name))
+        .map(|name| (strsim::levenshtein(&wrong, name), name))
         .filter(|(d, name)| *d <= name.len().max(3) / 2)
         .collect();
     scored.sort();
     scored.into_iter().take(limit).map(|(_, n)| n).collect()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = (previous + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            previous = current;
-        }
-    }
-    row[b.len()]
 }
 
 pub fn find_category(key: &str) -> Option<usize> {

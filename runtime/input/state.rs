@@ -11,8 +11,7 @@ use std::fmt;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64_simd::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -267,8 +266,8 @@ impl Continuations {
         let tag = self.tag(&payload).finalize().into_bytes();
         format!(
             "{STATE_PREFIX}.{}.{}",
-            URL_SAFE_NO_PAD.encode(&payload),
-            URL_SAFE_NO_PAD.encode(tag)
+            URL_SAFE_NO_PAD.encode_to_string(&payload),
+            URL_SAFE_NO_PAD.encode_to_string(tag)
         )
     }
 
@@ -279,8 +278,8 @@ impl Continuations {
         if prefix != STATE_PREFIX || parts.next().is_some() {
             return None;
         }
-        let payload = URL_SAFE_NO_PAD.decode(body).ok()?;
-        let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+        let payload = URL_SAFE_NO_PAD.decode_to_vec(body).ok()?;
+        let tag = URL_SAFE_NO_PAD.decode_to_vec(tag).ok()?;
         self.tag(&payload).verify_slice(&tag).ok()?;
         if payload.len() < FIXED_PAYLOAD {
             return None;

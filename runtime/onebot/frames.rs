@@ -3,7 +3,9 @@
 //! that grows past [`MAX_FRAME_BYTES`] without its delimiter is an error, so a broken or
 //! hostile stream cannot make the buffer grow without bound.
 
+use bytes::BytesMut;
 use serde_json::Value;
+use tokio_util::codec::Decoder;
 
 const DELIMITER: &[u8] = b"\r\n\r\n";
 
@@ -36,75 +38,91 @@ impl std::fmt::Display for FrameError {
     }
 }
 
-#[derive(Default)]
-pub struct FrameReader {
-    buffer: Vec<u8>,
+/// The decoder can be fed from an `AsyncRead` too; there a failed read leaves the frame it
+/// was in unfinished.
+impl From<std::io::Error> for FrameError {
+    fn from(_: std::io::Error) -> Self {
+        FrameError::Truncated
+    }
+}
+
+/// SnowLuma's stream body as a tokio-util [`Decoder`]: one JSON object per frame.
+#[derive(Debug, Default)]
+pub struct FrameDecoder {
     /// Where to resume looking for the delimiter, so each byte is scanned once.
     scanned: usize,
-    /// Bytes of frames already handed out, dropped from the buffer lazily.
-    consumed: usize,
     /// Whether any frame was handed out.
     framed: bool,
 }
 
-impl FrameReader {
-    pub fn push(&mut self, bytes: &[u8]) {
-        if self.consumed > 0 && self.consumed >= self.buffer.len() / 2 {
-            self.buffer.drain(..self.consumed);
-            self.scanned -= self.consumed;
-            self.consumed = 0;
-        }
-        self.buffer.extend_from_slice(bytes);
-    }
+impl Decoder for FrameDecoder {
+    type Item = Value;
+    type Error = FrameError;
 
-    /// The next complete frame, if the buffer holds one.
-    pub fn next_frame(&mut self) -> Result<Option<Value>, FrameError> {
-        let start = self.consumed;
-        let from = self.scanned.max(start);
-        let window = &self.buffer[from..];
-        match find(window) {
-            Some(offset) => {
-                let end = from + offset;
-                let frame = serde_json::from_slice::<Value>(&self.buffer[start..end]);
-                self.consumed = end + DELIMITER.len();
-                self.scanned = self.consumed;
-                self.framed = true;
-                match frame {
-                    Ok(value @ Value::Object(_)) => Ok(Some(value)),
-                    Ok(_) => Err(FrameError::NotJson("not an object".into())),
-                    Err(error) => Err(FrameError::NotJson(error.to_string())),
-                }
+    fn decode(&mut self, buffer: &mut BytesMut) -> Result<Option<Value>, FrameError> {
+        let from = self.scanned.min(buffer.len());
+        let Some(offset) = find(&buffer[from..]) else {
+            // The delimiter may straddle this piece and the next one.
+            self.scanned = buffer.len().saturating_sub(DELIMITER.len() - 1);
+            if buffer.len() > MAX_FRAME_BYTES {
+                return Err(FrameError::Oversized);
             }
-            None => {
-                // The delimiter may straddle this push and the next one.
-                self.scanned = self
-                    .buffer
-                    .len()
-                    .saturating_sub(DELIMITER.len() - 1)
-                    .max(start);
-                if self.buffer.len() - start > MAX_FRAME_BYTES {
-                    return Err(FrameError::Oversized);
-                }
-                Ok(None)
-            }
+            return Ok(None);
+        };
+        let end = from + offset;
+        let frame = buffer.split_to(end + DELIMITER.len());
+        self.scanned = 0;
+        self.framed = true;
+        match serde_json::from_slice::<Value>(&frame[..end]) {
+            Ok(value @ Value::Object(_)) => Ok(Some(value)),
+            Ok(_) => Err(FrameError::NotJson("not an object".into())),
+            Err(error) => Err(FrameError::NotJson(error.to_string())),
         }
     }
 
-    /// Once the body has ended: `None` when nothing but white space is left; the envelope
-    /// when the whole body is one JSON object without a delimiter (SnowLuma answers an unknown
-    /// action or a refused request with a plain envelope, not a frame); else an error.
-    pub fn finish(&self) -> Result<Option<Value>, FrameError> {
-        let rest = &self.buffer[self.consumed..];
+    /// Once the body has ended, after the last frame: `None` when nothing but white space is
+    /// left; the envelope when the whole body is one JSON object without a delimiter
+    /// (SnowLuma answers an unknown action or a refused request with a plain envelope, not a
+    /// frame); else an error. The buffer is emptied either way.
+    fn decode_eof(&mut self, buffer: &mut BytesMut) -> Result<Option<Value>, FrameError> {
+        if let Some(frame) = self.decode(buffer)? {
+            return Ok(Some(frame));
+        }
+        let rest = buffer.split();
+        self.scanned = 0;
         if rest.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
         }
         if self.framed {
             return Err(FrameError::Truncated);
         }
-        match serde_json::from_slice::<Value>(rest) {
+        match serde_json::from_slice::<Value>(&rest) {
             Ok(value @ Value::Object(_)) => Ok(Some(value)),
             _ => Err(FrameError::Truncated),
         }
+    }
+}
+
+/// A [`FrameDecoder`] with its buffer, fed the body in pieces as they arrive.
+#[derive(Debug, Default)]
+pub struct FrameReader {
+    buffer: BytesMut,
+    decoder: FrameDecoder,
+}
+
+impl FrameReader {
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// The next complete frame, if the buffer holds one.
+    pub fn next_frame(&mut self) -> Result<Option<Value>, FrameError> {
+        self.decoder.decode(&mut self.buffer)
+    }
+
+    /// Once the body has ended: what is left (see [`FrameDecoder::decode_eof`]).
+    pub fn finish(&mut self) -> Result<Option<Value>, FrameError> {
+        self.decoder.decode_eof(&mut self.buffer)
     }
 }
 

@@ -323,6 +323,164 @@ mod tests {
         }
     }
 
+    /// Every field rmcp's `CallToolResult` serializes, read from its own `Serialize` impl:
+    /// serde's derive reports each field to the serializer, written or skipped, in order.
+    fn call_tool_result_fields() -> Vec<&'static str> {
+        let mut result = CallToolResult::success(Vec::new());
+        result.structured_content = None;
+        result.is_error = None;
+        result.result_type = None;
+        serde::Serialize::serialize(&result, field_names::Recorder).expect("a struct")
+    }
+
+    /// The fast path writes every field rmcp defines, in rmcp's order: when rmcp adds a field
+    /// to `CallToolResult`, this fails until `write_tool_result` writes it too.
+    #[test]
+    fn the_fast_path_writes_every_field_rmcp_serializes() {
+        let reflected = call_tool_result_fields();
+        assert!(reflected.contains(&"content"), "{reflected:?}");
+        let mut full = rendered(json!({ "n": 1 }), true);
+        full.result_type = Some(ResultType::COMPLETE);
+        full.meta = Some(MetaObject::new());
+        let line = message_line(&response(NumberOrString::Number(1), full)).unwrap();
+        let written: Value = serde_json::from_slice(&line).unwrap();
+        let written: Vec<&str> = written["result"]
+            .as_object()
+            .expect("a result object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            written, reflected,
+            "the stdio fast path (write_tool_result) and rmcp's CallToolResult differ"
+        );
+    }
+
+    /// A serializer that only records a struct's field names, the skipped ones included.
+    mod field_names {
+        use serde::ser::{self, Impossible, Serialize, SerializeStruct};
+
+        #[derive(Debug)]
+        pub struct NotAStruct(String);
+
+        impl std::fmt::Display for NotAStruct {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl std::error::Error for NotAStruct {}
+
+        impl ser::Error for NotAStruct {
+            fn custom<T: std::fmt::Display>(message: T) -> Self {
+                NotAStruct(message.to_string())
+            }
+        }
+
+        pub struct Recorder;
+
+        pub struct Fields(Vec<&'static str>);
+
+        impl SerializeStruct for Fields {
+            type Ok = Vec<&'static str>;
+            type Error = NotAStruct;
+
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                _: &T,
+            ) -> Result<(), NotAStruct> {
+                self.0.push(key);
+                Ok(())
+            }
+
+            fn skip_field(&mut self, key: &'static str) -> Result<(), NotAStruct> {
+                self.0.push(key);
+                Ok(())
+            }
+
+            fn end(self) -> Result<Vec<&'static str>, NotAStruct> {
+                Ok(self.0)
+            }
+        }
+
+        /// Every serializer method but `serialize_struct` refuses.
+        macro_rules! refuse {
+            ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
+                $(fn $method(self, $(_: $arg),*) -> Result<$ok, NotAStruct> {
+                    Err(ser::Error::custom(stringify!($method)))
+                })*
+            };
+        }
+
+        type Refused = Impossible<Vec<&'static str>, NotAStruct>;
+
+        impl ser::Serializer for Recorder {
+            type Ok = Vec<&'static str>;
+            type Error = NotAStruct;
+            type SerializeSeq = Refused;
+            type SerializeTuple = Refused;
+            type SerializeTupleStruct = Refused;
+            type SerializeTupleVariant = Refused;
+            type SerializeMap = Refused;
+            type SerializeStruct = Fields;
+            type SerializeStructVariant = Refused;
+
+            fn serialize_struct(self, _: &'static str, len: usize) -> Result<Fields, NotAStruct> {
+                Ok(Fields(Vec::with_capacity(len)))
+            }
+
+            fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<Self::Ok, NotAStruct> {
+                Err(ser::Error::custom("serialize_some"))
+            }
+
+            fn serialize_newtype_struct<T: Serialize + ?Sized>(
+                self,
+                _: &'static str,
+                _: &T,
+            ) -> Result<Self::Ok, NotAStruct> {
+                Err(ser::Error::custom("serialize_newtype_struct"))
+            }
+
+            fn serialize_newtype_variant<T: Serialize + ?Sized>(
+                self,
+                _: &'static str,
+                _: u32,
+                _: &'static str,
+                _: &T,
+            ) -> Result<Self::Ok, NotAStruct> {
+                Err(ser::Error::custom("serialize_newtype_variant"))
+            }
+
+            refuse! {
+                serialize_bool(bool) -> Self::Ok;
+                serialize_i8(i8) -> Self::Ok;
+                serialize_i16(i16) -> Self::Ok;
+                serialize_i32(i32) -> Self::Ok;
+                serialize_i64(i64) -> Self::Ok;
+                serialize_u8(u8) -> Self::Ok;
+                serialize_u16(u16) -> Self::Ok;
+                serialize_u32(u32) -> Self::Ok;
+                serialize_u64(u64) -> Self::Ok;
+                serialize_f32(f32) -> Self::Ok;
+                serialize_f64(f64) -> Self::Ok;
+                serialize_char(char) -> Self::Ok;
+                serialize_str(&str) -> Self::Ok;
+                serialize_bytes(&[u8]) -> Self::Ok;
+                serialize_none() -> Self::Ok;
+                serialize_unit() -> Self::Ok;
+                serialize_unit_struct(&'static str) -> Self::Ok;
+                serialize_unit_variant(&'static str, u32, &'static str) -> Self::Ok;
+                serialize_seq(Option<usize>) -> Refused;
+                serialize_tuple(usize) -> Refused;
+                serialize_tuple_struct(&'static str, usize) -> Refused;
+                serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Refused;
+                serialize_map(Option<usize>) -> Refused;
+                serialize_struct_variant(&'static str, u32, &'static str, usize) -> Refused;
+            }
+        }
+    }
+
     #[test]
     fn other_shapes_take_the_generic_path() {
         let mut two_blocks =

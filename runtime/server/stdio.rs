@@ -12,12 +12,15 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
+use bytes::BytesMut;
+use futures::StreamExt as _;
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
+use tokio_util::codec::{Decoder, FramedRead, LinesCodec, LinesCodecError};
 
 /// Why a stdio session could not start, in words that never repeat what the client sent:
 /// rmcp's own text for an unexpected first message prints the whole message in debug form,
@@ -76,11 +79,40 @@ fn starts_lifecycle(message: &RxJsonRpcMessage<RoleServer>) -> bool {
 /// The longest line accepted, as rmcp's default.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
+/// One line read from stdin, its `\n` and any `\r` before it removed.
+enum Line {
+    Text(String),
+    /// Longer than the limit; the rest of it up to its newline is dropped.
+    Oversized,
+    /// Not UTF-8, so not JSON either.
+    NotUtf8,
+}
+
+/// tokio-util's [`LinesCodec`] with its two per-line refusals turned into lines, so one bad
+/// line is answered and the reading goes on (`FramedRead` would pause on a decoder error).
+struct LineDecoder(LinesCodec);
+
+impl Decoder for LineDecoder {
+    type Item = Line;
+    type Error = io::Error;
+
+    fn decode(&mut self, buffer: &mut BytesMut) -> io::Result<Option<Line>> {
+        Ok(match self.0.decode(buffer) {
+            Ok(line) => line.map(Line::Text),
+            Err(LinesCodecError::MaxLineLengthExceeded) => Some(Line::Oversized),
+            // The only I/O error the codec makes itself: a line that is not UTF-8.
+            Err(LinesCodecError::Io(_)) => Some(Line::NotUtf8),
+        })
+    }
+
+    /// A last line without its newline is dropped, as a half-written message.
+    fn decode_eof(&mut self, buffer: &mut BytesMut) -> io::Result<Option<Line>> {
+        self.decode(buffer)
+    }
+}
+
 pub struct StdioTransport<R, W> {
-    reader: BufReader<R>,
-    line: Vec<u8>,
-    /// Dropping the rest of an oversized line until its newline.
-    discarding: bool,
+    lines: FramedRead<R, LineDecoder>,
     /// [`MAX_LINE_BYTES`], except in the fuzz target, which needs lines it can reach.
     max_line: usize,
     writer: Arc<Mutex<W>>,
@@ -102,10 +134,10 @@ where
     /// inputs. The server itself always uses [`StdioTransport::new`].
     #[doc(hidden)]
     pub fn with_line_limit(reader: R, writer: W, max_line: usize) -> Self {
+        // The codec's limit leaves the newline out.
+        let codec = LinesCodec::new_with_max_length(max_line.saturating_sub(1));
         StdioTransport {
-            reader: BufReader::with_capacity(64 * 1024, reader),
-            line: Vec::new(),
-            discarding: false,
+            lines: FramedRead::with_capacity(reader, LineDecoder(codec), 64 * 1024),
             max_line,
             writer: Arc::new(Mutex::new(writer)),
             started: false,
@@ -159,38 +191,6 @@ where
         }
         Some(message)
     }
-
-    /// Reads one line into `self.line`. Cancellation-safe: a partial line stays buffered.
-    async fn read_line(&mut self) -> Option<io::Result<bool>> {
-        loop {
-            let available = match self.reader.fill_buf().await {
-                Ok(bytes) => bytes,
-                Err(error) => return Some(Err(error)),
-            };
-            if available.is_empty() {
-                return None;
-            }
-            let newline = available.iter().position(|b| *b == b'\n');
-            let take = newline.map_or(available.len(), |i| i + 1);
-            let oversized = !self.discarding && self.line.len() + take > self.max_line;
-            if !self.discarding && !oversized {
-                self.line.extend_from_slice(&available[..take]);
-            }
-            self.reader.consume(take);
-            if oversized {
-                self.line.clear();
-                self.discarding = newline.is_none();
-                return Some(Ok(false));
-            }
-            if newline.is_some() {
-                if self.discarding {
-                    self.discarding = false;
-                    continue;
-                }
-                return Some(Ok(true));
-            }
-        }
-    }
 }
 
 impl<R, W> Transport<RoleServer> for StdioTransport<R, W>
@@ -217,12 +217,12 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            match self.read_line().await? {
+            let line = match self.lines.next().await? {
                 Err(error) => {
                     tracing::error!(%error, "reading stdin failed");
                     return None;
                 }
-                Ok(false) => {
+                Ok(Line::Oversized) => {
                     tracing::warn!(limit = self.max_line, "discarded an oversized message");
                     self.reply_error(
                         Value::Null,
@@ -232,13 +232,13 @@ where
                     .await;
                     continue;
                 }
-                Ok(true) => {}
-            }
-            let line = std::mem::take(&mut self.line);
-            let mut text: &[u8] = &line;
-            text = text.strip_suffix(b"\n").unwrap_or(text);
-            text = text.strip_suffix(b"\r").unwrap_or(text);
-            text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+                Ok(Line::NotUtf8) => {
+                    self.reply_error(Value::Null, -32700, "Parse error").await;
+                    continue;
+                }
+                Ok(Line::Text(line)) => line,
+            };
+            let text = line.strip_prefix('\u{FEFF}').unwrap_or(&line).as_bytes();
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }

@@ -6,19 +6,48 @@
 //! page by page: measured on a cold start, parsing the same schemas instead takes 0.3M fewer
 //! instructions and 23 fewer faults on code pages (the total fault count moves less, and
 //! with the page cache's state). So the derived schemas are committed, one tool per line in
-//! registry order, and a definition parses only its own line.
+//! registry order. The file is read once into borrowed `RawValue`s (checked JSON text, no
+//! trees); a definition parses only its own schemas, and the stdio list writes their text.
 //!
 //! The file is an insta snapshot (`snapshots/tool_schemas.snap.jsonl`, with its metadata in
 //! `tool_schemas.snap`): the test below derives every schema again and compares, and a changed
 //! type is reviewed and accepted like any other snapshot (`cargo insta review`).
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use rmcp::model::JsonObject;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 /// The committed schemas: `{"name":…,"inputSchema":…,"outputSchema":…}` per line.
 static COMMITTED: &str = include_str!("snapshots/tool_schemas.snap.jsonl");
+
+/// One line of [`COMMITTED`], its schemas borrowed as JSON text (checked, not parsed into
+/// trees).
+#[derive(Deserialize)]
+struct Line<'a> {
+    name: &'a str,
+    #[serde(borrow, rename = "inputSchema")]
+    input: &'a RawValue,
+    #[serde(borrow, rename = "outputSchema")]
+    output: &'a RawValue,
+}
+
+/// The readable lines of the file, read once, on first use.
+static LINES: LazyLock<Vec<Line<'static>>> = LazyLock::new(|| {
+    COMMITTED
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+});
+
+fn line_of(tool: &str) -> Option<&'static Line<'static>> {
+    LINES.iter().find(|line| line.name == tool)
+}
+
+/// The one empty object a definition listed over stdio holds as its input schema; see
+/// [`Schemas::placeholder`].
+static PLACEHOLDER_INPUT: LazyLock<Arc<JsonObject>> = LazyLock::new(|| Arc::new(JsonObject::new()));
 
 pub use crate::tools::Schemas;
 
@@ -35,70 +64,43 @@ impl Schemas {
         let mut output = JsonObject::new();
         output.insert("type".into(), "object".into());
         Schemas {
-            input: Arc::new(JsonObject::new()),
+            input: PLACEHOLDER_INPUT.clone(),
             output,
         }
     }
 }
 
-/// Whether `tool` holds [`Schemas::placeholder`]; a real input schema is never empty (it
-/// names at least its `type`).
+/// Whether `tool` holds [`Schemas::placeholder`]: its input schema is that very object.
 pub fn holds_placeholder(tool: &rmcp::model::Tool) -> bool {
-    tool.input_schema.is_empty()
+    Arc::ptr_eq(&tool.input_schema, &PLACEHOLDER_INPUT)
 }
 
-/// A tool's committed schemas as JSON text: slices of its line.
+/// A tool's committed schemas as JSON text.
 #[derive(Clone, Copy)]
 pub struct SchemaText {
     pub input: &'static str,
     pub output: &'static str,
 }
 
-/// What a line of the file holds besides the name, as trees.
-#[derive(Deserialize)]
-struct Line {
-    #[serde(rename = "inputSchema")]
-    input: JsonObject,
-    #[serde(rename = "outputSchema")]
-    output: JsonObject,
-}
-
-/// The start of `tool`'s line: every line is `{"name":…,"inputSchema":…,"outputSchema":…}`,
-/// written compactly in that order by the test below.
-fn line_of(tool: &str) -> Option<&'static str> {
-    COMMITTED.lines().find(|line| {
-        line.strip_prefix(r#"{"name":""#)
-            .and_then(|rest| rest.strip_prefix(tool))
-            .is_some_and(|rest| rest.starts_with('"'))
-    })
-}
-
 /// The committed schemas of `tool`, or `None` when the file has no (readable) line for it;
 /// the caller then derives them.
 pub fn committed(tool: &str) -> Option<Schemas> {
-    let line: Line = serde_json::from_str(line_of(tool)?).ok()?;
+    let line = line_of(tool)?;
     Some(Schemas {
-        input: Arc::new(line.input),
-        output: line.output,
+        input: Arc::new(serde_json::from_str(line.input.get()).ok()?),
+        output: serde_json::from_str(line.output.get()).ok()?,
     })
 }
 
 /// The committed schemas of `tool` as text, exactly as serializing [`committed`]'s trees
-/// writes them, or `None` when the file has no line for it.
-///
-/// The line is cut at its keys instead of parsed: a tools/list over stdio asks for this
-/// text for every tool it lists, and parsing the lines (about 20 KB of schemas in docs
-/// mode, twice) was the largest part of building the first list. A cut in the wrong place
-/// would need `,"outputSchema":` as a key inside an input schema; the tests below compare
-/// every tool's cut with the parsed trees.
+/// writes them (the file is written compactly; a test below compares), or `None` when the
+/// file has no line for it. A tools/list over stdio writes this text for every tool it lists.
 pub fn committed_text(tool: &str) -> Option<SchemaText> {
-    let schemas = line_of(tool)?
-        .strip_prefix(r#"{"name":""#)?
-        .strip_prefix(tool)?
-        .strip_prefix(r#"","inputSchema":"#)?
-        .strip_suffix('}')?;
-    let (input, output) = schemas.split_once(r#","outputSchema":"#)?;
-    Some(SchemaText { input, output })
+    let line = line_of(tool)?;
+    Some(SchemaText {
+        input: line.input.get(),
+        output: line.output.get(),
+    })
 }
 
 #[cfg(test)]

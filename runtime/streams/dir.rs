@@ -291,21 +291,18 @@ pub fn remove_part(dir: &Path, part: &Path, len: u64) -> std::io::Result<()> {
 
 /// Gives a finished `.part` file its final name without replacing an existing file, under the
 /// directory lock so a recount never sees both names (the bytes stay counted once). Blocking.
+///
+/// tempfile's no-clobber persist renames with `RENAME_NOREPLACE` where the kernel and file
+/// system have it, else links and unlinks; an existing name fails with `AlreadyExists`.
 pub fn commit_part(dir: &Path, part: &Path, target: &Path) -> std::io::Result<()> {
     with_dir_lock(dir, || {
-        std::fs::hard_link(part, target).or_else(|error| {
-            // A file system without hard links: rename, unless the name is taken (a race
-            // only another writer of this directory could win, under this same lock).
-            if error.kind() != std::io::ErrorKind::AlreadyExists && !target.exists() {
-                std::fs::rename(part, target)
-            } else {
-                Err(error)
-            }
-        })?;
-        match std::fs::remove_file(part) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
-            _ => Ok(()),
-        }
+        tempfile::TempPath::try_from_path(part)?
+            .persist_noclobber(target)
+            .map_err(|refused| {
+                // The `.part` file stays for its owner to remove (and take off the figure).
+                let _ = refused.path.keep();
+                refused.error
+            })
     })?
 }
 

@@ -8,7 +8,6 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
-use base64::Engine;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -272,6 +271,6 @@ fn read_chunk(
         )
     })?;
     hasher.update(&buffer);
-    let encoded = base64::engine::general_purpose::STANDARD.encode(&buffer);
+    let encoded = base64_simd::STANDARD.encode_to_string(&buffer);
     Ok((file, hasher, encoded))
 }

@@ -9,8 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64_simd::URL_SAFE_NO_PAD;
 use futures::FutureExt as _;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -703,12 +702,12 @@ fn running_message(action: &str) -> String {
 }
 
 fn encode_cursor(seq: u64) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{seq}"))
+    URL_SAFE_NO_PAD.encode_to_string(format!("{CURSOR_PREFIX}{seq}"))
 }
 
 fn decode_cursor(cursor: &str) -> Result<u64, TaskError> {
     URL_SAFE_NO_PAD
-        .decode(cursor)
+        .decode_to_vec(cursor)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .and_then(|text| text.strip_prefix(CURSOR_PREFIX)?.parse().ok())
@@ -743,7 +742,7 @@ mod tests {
         assert_eq!(decode_cursor(&encode_cursor(41)).unwrap(), 41);
         assert!(matches!(decode_cursor("41"), Err(TaskError::BadCursor)));
         assert!(matches!(decode_cursor("!!"), Err(TaskError::BadCursor)));
-        let wrong_prefix = URL_SAFE_NO_PAD.encode("other:3");
+        let wrong_prefix = URL_SAFE_NO_PAD.encode_to_string("other:3");
         assert!(matches!(
             decode_cursor(&wrong_prefix),
             Err(TaskError::BadCursor)

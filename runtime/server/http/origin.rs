@@ -4,6 +4,7 @@
 
 use http::HeaderMap;
 use http::header::{HOST, ORIGIN};
+use http::uri::Authority;
 
 use crate::config::http::PublicOrigin;
 
@@ -76,23 +77,18 @@ impl OriginPolicy {
     }
 }
 
-/// `host[:port]` into a lower-case host (IPv6 kept in brackets) and the port, if any.
+/// `host[:port]` into a lower-case host (IPv6 kept in brackets) and the port, if any, read
+/// with `http`'s authority parser. Stricter than an authority on three counts: no user info,
+/// a port present is a number, and the host is letters, digits and `-._` (or an IPv6 literal).
 fn split_host(text: &str) -> Option<(String, Option<u16>)> {
-    let text = text.trim();
-    let (name, port) = if text.starts_with('[') {
-        let end = text.find(']')?;
-        let rest = &text[end + 1..];
-        let port = match rest.strip_prefix(':') {
-            Some(port) => Some(port),
-            None if rest.is_empty() => None,
-            None => return None,
-        };
-        (&text[..=end], port)
-    } else {
-        match text.rsplit_once(':') {
-            Some((name, port)) => (name, Some(port)),
-            None => (text, None),
-        }
+    let authority: Authority = text.trim().parse().ok()?;
+    if authority.as_str().contains('@') {
+        return None;
+    }
+    let name = authority.host();
+    let port = match &authority.as_str()[name.len()..] {
+        "" => None,
+        colon_port => Some(colon_port.strip_prefix(':')?.parse::<u16>().ok()?),
     };
     let valid_name = !name.is_empty()
         && name
@@ -101,10 +97,6 @@ fn split_host(text: &str) -> Option<(String, Option<u16>)> {
     if !valid_name {
         return None;
     }
-    let port = match port {
-        Some(port) => Some(port.parse::<u16>().ok()?),
-        None => None,
-    };
     Some((name.to_ascii_lowercase(), port))
 }
 
