@@ -13,12 +13,14 @@ mod actions;
 mod events_reconnect;
 mod events_url;
 pub mod http;
+mod results;
 mod secret;
 mod tls;
 pub use actions::ActionSelection;
 pub use events_reconnect::EventsReconnect;
 pub use events_url::EventsUrl;
 pub use http::HttpConfig;
+pub use results::{HTTP_DEFAULT_BUDGET, MIN_BUDGET, ResultSettings};
 use secret::{SecretSource, read_secret};
 pub use tls::{Tls, TlsFailure};
 
@@ -164,6 +166,9 @@ struct Flags {
 
     #[command(flatten)]
     events_reconnect: events_reconnect::ReconnectFlags,
+
+    #[command(flatten)]
+    results: results::ResultFlags,
 }
 
 /// Longest SNOWLUMA_MCP_TASK_RETENTION_SECS: ten years, far below where a time stamp plus the
@@ -237,6 +242,8 @@ pub struct Config {
     pub log: String,
     /// The Streamable HTTP transport's settings; `None` serves stdio.
     pub http: Option<HttpConfig>,
+    /// Result budgets, continuations and the tool-count cap.
+    pub results: ResultSettings,
 }
 
 impl fmt::Debug for Config {
@@ -373,6 +380,7 @@ impl Config {
         let tls = Tls::load(flags.ca_file.as_deref(), uses_tls)?;
         let http = flags.http.into_config()?;
         let events_reconnect = flags.events_reconnect.into_settings()?;
+        let results = flags.results.into_settings()?;
         Ok(Config {
             mode,
             endpoint,
@@ -398,6 +406,7 @@ impl Config {
             actions,
             log: flags.log,
             http,
+            results,
         })
     }
 }

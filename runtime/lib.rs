@@ -26,6 +26,7 @@ pub mod log_format;
 pub mod log_writer;
 pub mod onebot;
 pub mod outcome;
+pub mod paging;
 pub mod preview;
 pub mod server;
 pub mod streams;

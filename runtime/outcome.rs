@@ -129,6 +129,8 @@ error_kinds! {
     StreamFailed = "stream_failed", "a stream ended with SnowLuma's error frame; the frame is the result", "read the frame's retcode and message";
     Async = "async", "SnowLuma acknowledged the call asynchronously; success is not confirmed", "check the effect with a read-only action";
     Unconfirmed = "unconfirmed", "the answer does not confirm success", "inspect the result and check the effect with a read-only action";
+    /// read_more: the continuation ran out its lifetime, or its result was evicted.
+    ContinuationExpired = "continuation_expired", "the continuation of a paged result expired or its result was evicted to bound memory", "call the tool again";
     ConnectionCheck = "connection_check", "some of get_runtime_info's connection checks did not succeed", "read each check's diagnostics";
 }
 
@@ -197,6 +199,9 @@ pub struct ToolReply {
     pub result_json: Option<Arc<RawValue>>,
     /// `result` is still to be built from `result_json`.
     deferred: bool,
+    /// A paged result's first line of text: what the page holds and how to get the rest
+    /// (`crate::paging`). Rendered as its own text block before the JSON.
+    pub summary: Option<String>,
 }
 
 impl ToolReply {
@@ -207,6 +212,7 @@ impl ToolReply {
             is_error: false,
             result_json: None,
             deferred: false,
+            summary: None,
         }
     }
 
@@ -265,6 +271,7 @@ impl ToolReply {
             is_error: true,
             result_json: None,
             deferred: false,
+            summary: None,
         }
     }
 
@@ -277,6 +284,33 @@ impl ToolReply {
     pub fn outcome(&self) -> Outcome {
         self.diagnostics.outcome
     }
+}
+
+/// `{"result":…,"diagnostics":…}` as text: the same bytes as serializing the
+/// `structuredContent` object (keys in this order), without building it first.
+pub fn reply_text(reply: &ToolReply) -> String {
+    let result = match &reply.result_json {
+        Some(json) => ResultText::Serialized(json),
+        None => ResultText::Value(&reply.result),
+    };
+    let structured = Structured {
+        result,
+        diagnostics: &reply.diagnostics,
+    };
+    serde_json::to_string(&structured).unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct Structured<'a> {
+    result: ResultText<'a>,
+    diagnostics: &'a Diagnostics,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ResultText<'a> {
+    Serialized(&'a RawValue),
+    Value(&'a Value),
 }
 
 /// Parses a tool's arguments into `T`, naming the offending field on failure.

@@ -12,6 +12,7 @@ const LAYERS: &[&str] = &[
     "fuzz_api",
     "server",
     "cli",
+    "paging",
     "input",
     "preview",
     "exec",

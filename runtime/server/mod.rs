@@ -14,6 +14,7 @@ pub mod http;
 mod input_tools;
 mod message_preview;
 mod progress;
+mod read_more;
 mod registry;
 mod render;
 mod resources;
@@ -21,6 +22,7 @@ mod session;
 pub mod stdio;
 mod task_tools;
 mod tool_call;
+mod tool_cap;
 mod tool_list;
 mod tool_schemas;
 

@@ -14,6 +14,7 @@ use super::docs;
 use super::event_tools;
 use super::input_tools;
 use super::message_preview;
+use super::read_more;
 use super::render::{output_schema, schema_of};
 use super::session::{Session, Shared};
 use super::task_tools;
@@ -39,6 +40,8 @@ pub struct Call<'a> {
     pub progress: Progress,
     /// The protocol side of the request, for tools that ask the user for input.
     pub input: InputRound<'a>,
+    /// Most characters of the result's text (`None`: unlimited); see `read_more`.
+    pub budget: Option<usize>,
 }
 
 /// What the input completion tools need from the request beyond its arguments.
@@ -124,7 +127,7 @@ impl ToolSpec {
             _ => JsonObject::new(),
         };
         Schemas {
-            input: (self.input_schema)(),
+            input: read_more::with_budget((self.input_schema)()),
             output,
         }
     }
@@ -224,6 +227,23 @@ pub static TOOLS: &[ToolSpec] = &[
                 Answer::Reply(docs::get_action(call.args, call.shared.executor.policy()))
             })
         },
+    },
+    ToolSpec {
+        name: "read_more",
+        title: "Read the next page of a result",
+        description: "The next page of a result that was too large for its budget. A paged result's text starts \
+            with a line saying which elements it holds; its diagnostics.page gives {returned, total, continuation}. \
+            Pass that continuation here (optionally with a budget) for the next page; the last page's continuation \
+            is null. Continuations expire (SNOWLUMA_MCP_CONTINUATION_TTL_SECS, default 600 s) and belong to the \
+            client they were given to; an expired one answers kind continuation_expired: call the tool again.",
+        requirement: DOCS,
+        gated_per_action: false,
+        input_schema: input_of::<read_more::ReadMoreArgs>,
+        result_schema: || serde_json::json!({}),
+        read_only: true,
+        open_world: never,
+        apps_meta: None,
+        handler: |call| Box::pin(async move { Answer::Reply(read_more::read_more(call)) }),
     },
     ToolSpec {
         name: "list_categories",

@@ -5,11 +5,9 @@
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
-use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use crate::outcome::{Diagnostics, ErrorKind, ToolReply};
+use crate::outcome::{ErrorKind, ToolReply, reply_text};
 use crate::trace::TraceContext;
 
 /// How `structuredContent` reaches the wire.
@@ -54,7 +52,14 @@ pub fn into_result(
             .extra
             .insert("trace".into(), json!(warning));
     }
-    let text = structured_text(&reply);
+    let text = reply_text(&reply);
+    let summary = reply.summary.take();
+    // The stdio encoder writes structuredContent from a lone text block; a page has two.
+    let copy = if summary.is_some() {
+        StructuredCopy::Value
+    } else {
+        copy
+    };
     let structured = match copy {
         StructuredCopy::FromText => placeholder(),
         StructuredCopy::Value => {
@@ -68,10 +73,15 @@ pub fn into_result(
             Value::Object(structured)
         }
     };
+    // A page's summary line is a block of its own, so the JSON block stays parsable.
+    let content = match summary {
+        Some(line) => vec![ContentBlock::text(line), ContentBlock::text(text)],
+        None => vec![ContentBlock::text(text)],
+    };
     let mut result = if reply.is_error {
-        CallToolResult::error(vec![ContentBlock::text(text)])
+        CallToolResult::error(content)
     } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
+        CallToolResult::success(content)
     };
     result.structured_content = Some(structured);
     meta.set_traceparent(trace.traceparent.clone());
@@ -79,33 +89,6 @@ pub fn into_result(
         meta.set_tracestate(state.clone());
     }
     result.with_meta(Some(meta))
-}
-
-/// `{"result":…,"diagnostics":…}` as text: the same bytes as serializing the
-/// `structuredContent` object (keys in this order), without building it first.
-fn structured_text(reply: &ToolReply) -> String {
-    let result = match &reply.result_json {
-        Some(json) => ResultText::Serialized(json),
-        None => ResultText::Value(&reply.result),
-    };
-    let structured = Structured {
-        result,
-        diagnostics: &reply.diagnostics,
-    };
-    serde_json::to_string(&structured).unwrap_or_default()
-}
-
-#[derive(Serialize)]
-struct Structured<'a> {
-    result: ResultText<'a>,
-    diagnostics: &'a Diagnostics,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum ResultText<'a> {
-    Serialized(&'a RawValue),
-    Value(&'a Value),
 }
 
 /// The JSON Schema of diagnostics, shared by every tool's outputSchema: `kind` is one of
@@ -118,7 +101,8 @@ pub fn diagnostics_schema() -> Value {
             "outcome": { "enum": ["success", "failed", "unknown"] },
             "kind": { "enum": kinds, "description": "known failure category (README lists each with its meaning)" },
             "message": { "type": "string" },
-            "next_step": { "type": "string", "description": "what to do about the failure" }
+            "next_step": { "type": "string", "description": "what to do about the failure" },
+            "page": super::read_more::page_schema()
         },
         "required": ["outcome"],
         "additionalProperties": true
@@ -131,9 +115,15 @@ pub fn diagnostics_schema() -> Value {
 /// this runs for every tool when the first `tools/list` of a process is answered.
 pub fn output_schema(result_schema: Value) -> Value {
     let mut result = Map::with_capacity(1);
+    // A page keeps the result's shape, except that an element alone larger than the budget
+    // is cut short (`truncated: true`), which the tool's own schema may not allow.
+    let page = json!({
+        "type": ["object", "array"],
+        "description": "one page of a larger result (diagnostics.page says which elements); an element cut short carries truncated: true"
+    });
     result.insert(
         "anyOf".into(),
-        Value::Array(vec![result_schema, json!({ "type": "null" })]),
+        Value::Array(vec![result_schema, page, json!({ "type": "null" })]),
     );
     let mut properties = Map::with_capacity(2);
     properties.insert("result".into(), Value::Object(result));

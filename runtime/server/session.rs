@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::events::{EventHub, MessageHistory};
 use crate::exec::{ClientCapabilities, Executor, PipelineHistory, Setup};
 use crate::input::{Continuations, STATE_LIFETIME, SystemClock};
+use crate::paging::{ContinuationStore, StoreLimits};
 
 /// Test-only: how long prompts for missing params live (and how long a legacy
 /// `elicitation/create` is awaited), in milliseconds. Read only in builds with the
@@ -43,6 +44,8 @@ pub struct Shared {
     /// `get_runtime_info`'s answer without the connection check: fixed for the process's
     /// configuration, serialized at the first call.
     pub runtime_info: OnceLock<StaticAnswer>,
+    /// Paged results waiting for `read_more`.
+    pub pages: ContinuationStore,
 }
 
 impl Shared {
@@ -68,11 +71,17 @@ impl Shared {
                     config.events_reconnect.recover.map(|_| history),
                 )
             });
+        let pages = ContinuationStore::new(
+            Box::new(SystemClock::new()),
+            continuation_lifetime(config.results.continuation_ttl)?,
+            StoreLimits::default(),
+        )
+        .map_err(|error| format!("paged results: {error}"))?;
         let tasks = match &config.task_dir {
             Some(dir) => Some(open_tasks(dir, &config).map_err(|e| e.to_string())?),
             None => None,
         };
-        Ok(Arc::new(Shared {
+        let shared = Arc::new(Shared {
             config,
             executor,
             continuations,
@@ -81,7 +90,10 @@ impl Shared {
             tasks,
             tool_lists: ToolLists::default(),
             runtime_info: OnceLock::new(),
-        }))
+            pages,
+        });
+        super::tool_cap::check(&shared)?;
+        Ok(shared)
     }
 
     /// What the gate needs to know about this server.
@@ -106,6 +118,25 @@ fn input_lifetime() -> Result<Duration, String> {
                 "{INPUT_TTL_ENV} must be a whole number of milliseconds from 1 to 3600000"
             )),
         },
+    }
+}
+
+/// Test-only: the continuation lifetime in milliseconds (0 = already expired when issued),
+/// read only in builds with the `test-knobs` feature so tests need not wait for expiry.
+const CONTINUATION_TTL_ENV: &str = "SNOWLUMA_MCP_TEST_CONTINUATION_TTL_MS";
+
+/// `configured`, unless a test overrides it through [`CONTINUATION_TTL_ENV`].
+fn continuation_lifetime(configured: Duration) -> Result<Duration, String> {
+    if !cfg!(feature = "test-knobs") {
+        return Ok(configured);
+    }
+    match std::env::var(CONTINUATION_TTL_ENV) {
+        Err(_) => Ok(configured),
+        Ok(text) => text
+            .trim()
+            .parse::<u64>()
+            .map(Duration::from_millis)
+            .map_err(|_| format!("{CONTINUATION_TTL_ENV} must be a whole number of milliseconds")),
     }
 }
 
@@ -139,6 +170,9 @@ pub struct Session {
     pub id: String,
     /// This connection's event resources and listeners; released when the session drops.
     pub events: Option<SessionEvents>,
+    /// Who owns what this session leaves behind (paged results): see
+    /// `read_more::principal`.
+    pub principal: String,
 }
 
 impl Session {
@@ -156,7 +190,17 @@ impl Session {
                 .events
                 .clone()
                 .map(|hub| SessionEvents::new(hub, &id)),
+            principal: id.clone(),
             id,
+        }
+    }
+
+    /// The one session every 2026-07-28 HTTP request shares (they have no session of their
+    /// own); its principal is "default".
+    pub fn stateless(shared: &Shared) -> Session {
+        Session {
+            principal: "default".into(),
+            ..Session::new(shared)
         }
     }
 }

@@ -11,7 +11,7 @@ use rmcp::{ErrorData, RoleServer};
 
 use super::registry::{self, Answer, Call, InputRound};
 use super::session::{is_modern, request_capabilities};
-use super::{SnowlumaServer, action_tools, progress, render, result_meta, task_tools};
+use super::{SnowlumaServer, action_tools, progress, read_more, render, result_meta, task_tools};
 use crate::exec::{Capability, ClientCapabilities, gate};
 use crate::trace::{self, TraceContext};
 
@@ -37,6 +37,14 @@ impl SnowlumaServer {
             return task_tools::missing_tasks_capability();
         }
         ErrorData::invalid_params(format!("tool not found: {tool}"), None)
+    }
+
+    /// The result budget of this transport's setting (`None`: unlimited).
+    fn budget_setting(&self) -> Option<usize> {
+        self.shared
+            .config
+            .results
+            .budget(self.shared.config.http.is_some())
     }
 
     /// The task manager for a tasks/* request (rmcp already refused clients that did not
@@ -81,8 +89,15 @@ impl SnowlumaServer {
                 input_responses: None,
                 peer: &ctx.peer,
             },
+            budget: self.budget_setting(),
         };
         let reply = action_tools::call(action, call).await;
+        let reply = read_more::fit(
+            reply,
+            self.budget_setting(),
+            &self.shared.pages,
+            read_more::principal(self.session_for(ctx)),
+        );
         trace::log_call(
             action.meta.name,
             trace,
@@ -141,14 +156,21 @@ impl SnowlumaServer {
         {
             return Err(self.refuse_capability(tool.name, needed, &ctx));
         }
+        let mut arguments = request.arguments;
+        let budget = read_more::take_budget(
+            &mut arguments,
+            &self.shared.config.results,
+            self.shared.config.http.is_some(),
+        );
         let answer = match gate::tool_gate(tool.name, tool.requirement.access, self.shared.setup())
         {
             Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
+            _ if let Err(refusal) = &budget => Answer::Reply(refusal.clone()),
             _ => {
                 let call = Call {
                     shared: &self.shared,
                     session: self.session_for(&ctx),
-                    args: request.arguments,
+                    args: arguments,
                     trace: &trace,
                     cancel: &ctx.ct,
                     progress: progress::for_request(&ctx.peer, ctx.meta.get_progress_token()),
@@ -159,6 +181,7 @@ impl SnowlumaServer {
                         input_responses: request.input_responses,
                         peer: &ctx.peer,
                     },
+                    budget: budget.clone().ok().flatten(),
                 };
                 (tool.handler)(call).await
             }
@@ -178,6 +201,12 @@ impl SnowlumaServer {
             reply.outcome().as_str(),
             reply.diagnostics.kind,
             started.elapsed(),
+        );
+        let reply = read_more::fit(
+            reply,
+            budget.ok().flatten(),
+            &self.shared.pages,
+            read_more::principal(self.session_for(&ctx)),
         );
         let meta = result_meta(&ctx).unwrap_or_default();
         Ok(render::into_result(reply, &trace, meta, self.structured).into())
