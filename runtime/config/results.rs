@@ -22,8 +22,8 @@ const MAX_TTL_SECS: u64 = 24 * 3600;
 pub struct ResultFlags {
     /// Most characters of a tool result's text (0 = unlimited); larger results are paged and
     /// read_more returns the rest [default: 0 on stdio, 8000 over HTTP]
-    #[arg(long, env = "SNOWLUMA_MCP_RESULT_BUDGET", value_parser = empty_is_unset)]
-    result_budget: Option<Option<usize>>,
+    #[arg(long, env = "SNOWLUMA_MCP_RESULT_BUDGET")]
+    result_budget: Option<String>,
 
     /// How long the rest of a paged result can be read with read_more, in seconds
     #[arg(
@@ -35,20 +35,20 @@ pub struct ResultFlags {
 
     /// Refuse to start when tools/list would hold more tools than this (typed toolsets add one
     /// tool per action); unset means no limit
-    #[arg(long, env = "SNOWLUMA_MCP_MAX_TOOLS", value_parser = empty_is_unset)]
-    max_tools: Option<Option<usize>>,
+    #[arg(long, env = "SNOWLUMA_MCP_MAX_TOOLS")]
+    max_tools: Option<String>,
 }
 
-/// An empty value means unset (MCP hosts fill every variable from a form).
-fn empty_is_unset(value: &str) -> Result<Option<usize>, String> {
-    let value = value.trim();
-    if value.is_empty() {
+/// A whole number, or `None` for an absent or empty value (MCP hosts fill every variable from
+/// a form, leaving blank what the user did not set).
+fn whole_number(name: &str, value: Option<&str>) -> Result<Option<usize>, ConfigError> {
+    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
         return Ok(None);
-    }
+    };
     value
         .parse::<usize>()
         .map(Some)
-        .map_err(|_| format!("`{value}` is not a whole number"))
+        .map_err(|_| ConfigError(format!("{name} must be a whole number (got `{value}`)")))
 }
 
 /// The validated result settings.
@@ -84,7 +84,8 @@ impl ResultSettings {
 
 impl ResultFlags {
     pub fn into_settings(self) -> Result<ResultSettings, ConfigError> {
-        let budget_setting = self.result_budget.flatten();
+        let budget_setting =
+            whole_number("SNOWLUMA_MCP_RESULT_BUDGET", self.result_budget.as_deref())?;
         if let Some(chars) = budget_setting
             && chars != 0
             && chars < MIN_BUDGET
@@ -99,7 +100,7 @@ impl ResultFlags {
                 self.continuation_ttl_secs
             )));
         }
-        let max_tools = self.max_tools.flatten();
+        let max_tools = whole_number("SNOWLUMA_MCP_MAX_TOOLS", self.max_tools.as_deref())?;
         if max_tools == Some(0) {
             return Err(ConfigError(
                 "SNOWLUMA_MCP_MAX_TOOLS must be at least 1 (unset it for no limit); 64 suits clients that cap their tool list".into(),
