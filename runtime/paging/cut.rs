@@ -93,10 +93,11 @@ impl Held {
         let left = self.total() - from;
         // The page without elements, with the widest numbers and a handle of full length, is
         // the most any page costs besides its elements.
+        // (Marked truncated: that summary is the longest.)
         let widest = Page {
             from,
             returned: self.total(),
-            truncated: false,
+            truncated: true,
             continuation: (left > 0).then(|| "x".repeat(super::TOKEN_CHARS)),
         };
         let overhead = text_chars(&self.build(from, 0, None, &widest));
@@ -273,9 +274,16 @@ mod tests {
         let mut out = Vec::new();
         let mut from = Some(0);
         while let Some(at) = from {
-            let reply = held.page(at, budget, &mut |next| Some(format!("{next:0>width$}", width = crate::paging::TOKEN_CHARS)));
+            let reply = held.page(at, budget, &mut |next| {
+                Some(format!(
+                    "{next:0>width$}",
+                    width = crate::paging::TOKEN_CHARS
+                ))
+            });
             let page = &reply.diagnostics.extra[PAGE_KEY];
-            from = page["continuation"].as_str().map(|c| c.trim_start_matches('0').parse().unwrap_or(0));
+            from = page["continuation"]
+                .as_str()
+                .map(|c| c.trim_start_matches('0').parse().unwrap_or(0));
             out.push(reply);
         }
         out
@@ -289,7 +297,11 @@ mod tests {
             assert!(replies.len() > 1);
             let mut joined = Vec::new();
             for reply in &replies {
-                assert!(text_chars(reply) <= budget, "{} > {budget}", text_chars(reply));
+                assert!(
+                    text_chars(reply) <= budget,
+                    "{} > {budget}",
+                    text_chars(reply)
+                );
                 assert_eq!(reply.result["status"], "ok");
                 assert_eq!(reply.result["retcode"], 0);
                 joined.extend(reply.result["data"].as_array().unwrap().iter().cloned());
@@ -302,13 +314,25 @@ mod tests {
 
     #[test]
     fn a_nested_list_is_paged_and_siblings_kept() {
-        let list: Vec<Value> = (0..500).map(|i| json!({ "message_id": i, "raw_message": "x".repeat(40) })).collect();
-        let full = json!({ "status": "ok", "retcode": 0, "data": { "messages": list, "extra": 1 } });
+        let list: Vec<Value> = (0..500)
+            .map(|i| json!({ "message_id": i, "raw_message": "x".repeat(40) }))
+            .collect();
+        let full =
+            json!({ "status": "ok", "retcode": 0, "data": { "messages": list, "extra": 1 } });
         let replies = pages(full.clone(), 2000);
         let first = &replies[0];
-        assert_eq!(first.diagnostics.extra[PAGE_KEY]["path"], "result.data.messages");
+        assert_eq!(
+            first.diagnostics.extra[PAGE_KEY]["path"],
+            "result.data.messages"
+        );
         assert_eq!(first.result["data"]["extra"], 1);
-        assert!(first.summary.as_deref().unwrap().starts_with("Page: elements 1-"));
+        assert!(
+            first
+                .summary
+                .as_deref()
+                .unwrap()
+                .starts_with("Page: elements 1-")
+        );
     }
 
     #[test]

@@ -120,7 +120,9 @@ impl ContinuationStore {
     }
 
     fn table(&self) -> MutexGuard<'_, Table> {
-        self.table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.table
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Holds `result` for `principal` and returns its id; `None` when it alone is larger than
@@ -190,7 +192,11 @@ impl ContinuationStore {
     }
 
     /// The held result and the element a handle continues at.
-    pub fn open(&self, principal: &str, handle: &str) -> Result<(u64, Arc<Held>, usize), OpenError> {
+    pub fn open(
+        &self,
+        principal: &str,
+        handle: &str,
+    ) -> Result<(u64, Arc<Held>, usize), OpenError> {
         let bytes = handle
             .strip_prefix(PREFIX)
             .and_then(|rest| URL_SAFE_NO_PAD.decode(rest).ok())
@@ -276,28 +282,50 @@ mod tests {
         assert_eq!(handle.len(), TOKEN_CHARS);
         let (_, result, from) = store.open("session-1", &handle).unwrap();
         assert_eq!((result.total(), from), (10, 4));
-        assert_eq!(store.open("session-2", &handle).unwrap_err(), OpenError::Unknown);
+        assert_eq!(
+            store.open("session-2", &handle).unwrap_err(),
+            OpenError::Unknown
+        );
         let mut altered = handle.clone().into_bytes();
         let last = altered.len() - 3;
         altered[last] = if altered[last] == b'A' { b'B' } else { b'A' };
         let altered = String::from_utf8(altered).unwrap();
-        assert_eq!(store.open("session-1", &altered).unwrap_err(), OpenError::Unknown);
-        assert_eq!(store.open("session-1", "slp1.nonsense").unwrap_err(), OpenError::Unknown);
+        assert_eq!(
+            store.open("session-1", &altered).unwrap_err(),
+            OpenError::Unknown
+        );
+        assert_eq!(
+            store.open("session-1", "slp1.nonsense").unwrap_err(),
+            OpenError::Unknown
+        );
     }
 
     #[test]
     fn expiry_and_eviction_say_expired() {
         let clock = TestClock::default();
-        let store = store(&clock, StoreLimits { per_principal: 2, total_bytes: 64 << 20 });
+        let store = store(
+            &clock,
+            StoreLimits {
+                per_principal: 2,
+                total_bytes: 64 << 20,
+            },
+        );
         let first = store.hold("p", held(3)).unwrap();
         let first_handle = store.handle("p", first, 1);
         let second = store.hold("p", held(3)).unwrap();
         let _third = store.hold("p", held(3)).unwrap();
-        assert_eq!(store.open("p", &first_handle).unwrap_err(), OpenError::Expired, "evicted");
+        assert_eq!(
+            store.open("p", &first_handle).unwrap_err(),
+            OpenError::Expired,
+            "evicted"
+        );
         let second_handle = store.handle("p", second, 1);
         assert!(store.open("p", &second_handle).is_ok());
         clock.0.store(600_000, Ordering::SeqCst);
-        assert_eq!(store.open("p", &second_handle).unwrap_err(), OpenError::Expired);
+        assert_eq!(
+            store.open("p", &second_handle).unwrap_err(),
+            OpenError::Expired
+        );
         // Another principal's results are not evicted by p's.
         let other = store.hold("q", held(3)).unwrap();
         let other_handle = store.handle("q", other, 0);
@@ -311,13 +339,25 @@ mod tests {
     fn the_total_bound_evicts_the_oldest() {
         let clock = TestClock::default();
         let one = held(1000).bytes();
-        let store = store(&clock, StoreLimits { per_principal: 64, total_bytes: one * 2 });
+        let store = store(
+            &clock,
+            StoreLimits {
+                per_principal: 64,
+                total_bytes: one * 2,
+            },
+        );
         let first = store.hold("a", held(1000)).unwrap();
         let first_handle = store.handle("a", first, 1);
         store.hold("b", held(1000)).unwrap();
         store.hold("c", held(1000)).unwrap();
         assert_eq!(store.held(), 2);
-        assert_eq!(store.open("a", &first_handle).unwrap_err(), OpenError::Expired);
-        assert!(store.hold("d", held(5000)).is_none(), "larger than the whole bound");
+        assert_eq!(
+            store.open("a", &first_handle).unwrap_err(),
+            OpenError::Expired
+        );
+        assert!(
+            store.hold("d", held(5000)).is_none(),
+            "larger than the whole bound"
+        );
     }
 }

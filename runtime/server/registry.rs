@@ -229,23 +229,6 @@ pub static TOOLS: &[ToolSpec] = &[
         },
     },
     ToolSpec {
-        name: "read_more",
-        title: "Read the next page of a result",
-        description: "The next page of a result that was too large for its budget. A paged result's text starts \
-            with a line saying which elements it holds; its diagnostics.page gives {returned, total, continuation}. \
-            Pass that continuation here (optionally with a budget) for the next page; the last page's continuation \
-            is null. Continuations expire (SNOWLUMA_MCP_CONTINUATION_TTL_SECS, default 600 s) and belong to the \
-            client they were given to; an expired one answers kind continuation_expired: call the tool again.",
-        requirement: DOCS,
-        gated_per_action: false,
-        input_schema: input_of::<read_more::ReadMoreArgs>,
-        result_schema: || serde_json::json!({}),
-        read_only: true,
-        open_world: never,
-        apps_meta: None,
-        handler: |call| Box::pin(async move { Answer::Reply(read_more::read_more(call)) }),
-    },
-    ToolSpec {
         name: "list_categories",
         title: "List action categories",
         description: "The catalog's categories: id, Chinese name, description and action count.",
@@ -461,6 +444,23 @@ pub static TOOLS: &[ToolSpec] = &[
         open_world: never,
         apps_meta: None,
         handler: |call| Box::pin(async move { Answer::Reply(task_tools::list_tasks(call)) }),
+    },
+    ToolSpec {
+        name: "read_more",
+        title: "Read the next page of a result",
+        description: "The next page of a result that was too large for its budget. A paged result's text starts \
+            with a line saying which elements it holds; its diagnostics.page gives {returned, total, continuation}. \
+            Pass that continuation here (optionally with a budget) for the next page; the last page's continuation \
+            is null. Continuations expire (SNOWLUMA_MCP_CONTINUATION_TTL_SECS, default 600 s) and belong to the \
+            client they were given to; an expired one answers kind continuation_expired: call the tool again.",
+        requirement: DOCS,
+        gated_per_action: false,
+        input_schema: input_of::<read_more::ReadMoreArgs>,
+        result_schema: || serde_json::json!({}),
+        read_only: true,
+        open_world: never,
+        apps_meta: None,
+        handler: |call| Box::pin(async move { Answer::Reply(read_more::read_more(call)) }),
     },
 ];
 

@@ -161,7 +161,10 @@ mod tests {
         .await;
         assert_eq!(response.headers()[CONTENT_TYPE], "application/json");
         assert_eq!(response.headers()["mcp-session-id"], "s1");
-        assert_eq!(text(response).await, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert_eq!(
+            text(response).await,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+        );
     }
 
     #[tokio::test]
@@ -175,7 +178,10 @@ mod tests {
     #[test]
     fn only_posts_accepting_json_qualify() {
         let mut headers = HeaderMap::new();
-        headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
         assert!(may_answer_json(&Method::POST, &headers));
         assert!(!may_answer_json(&Method::GET, &headers));
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
