@@ -153,6 +153,11 @@ pub struct Diagnostics {
     /// Tool-specific details (search terms, trace warnings, transfer details …).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+    /// A paged result's first line of text: what the page holds and how to get the rest
+    /// (`crate::paging`). Not part of the JSON: rendered as its own text block before it.
+    /// Kept here, behind the reply's box, so a `ToolReply` stays small.
+    #[serde(skip)]
+    pub summary: Option<String>,
 }
 
 impl Diagnostics {
@@ -163,6 +168,7 @@ impl Diagnostics {
             message: None,
             next_step: None,
             extra: Map::new(),
+            summary: None,
         }
     }
 
@@ -199,9 +205,6 @@ pub struct ToolReply {
     pub result_json: Option<Arc<RawValue>>,
     /// `result` is still to be built from `result_json`.
     deferred: bool,
-    /// A paged result's first line of text: what the page holds and how to get the rest
-    /// (`crate::paging`). Rendered as its own text block before the JSON.
-    pub summary: Option<String>,
 }
 
 impl ToolReply {
@@ -212,7 +215,6 @@ impl ToolReply {
             is_error: false,
             result_json: None,
             deferred: false,
-            summary: None,
         }
     }
 
@@ -271,7 +273,6 @@ impl ToolReply {
             is_error: true,
             result_json: None,
             deferred: false,
-            summary: None,
         }
     }
 

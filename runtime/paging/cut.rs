@@ -11,7 +11,11 @@ pub const PAGE_KEY: &str = "page";
 /// The characters of a reply's text content: its summary line (paged replies only) and the
 /// JSON of `{result, diagnostics}`.
 pub fn text_chars(reply: &ToolReply) -> usize {
-    let summary = reply.summary.as_deref().map_or(0, |s| s.chars().count());
+    let summary = reply
+        .diagnostics
+        .summary
+        .as_deref()
+        .map_or(0, |s| s.chars().count());
     summary + reply_text(reply).chars().count()
 }
 
@@ -161,7 +165,7 @@ impl Held {
                 "continuation": page.continuation,
             }),
         );
-        reply.summary = Some(page.summary(&self.place(), self.total()));
+        reply.diagnostics.summary = Some(page.summary(&self.place(), self.total()));
         reply
     }
 }
@@ -243,7 +247,7 @@ fn truncate(element: &Value, room: usize) -> Value {
         .iter()
         .map(|(key, member)| (key.clone(), chars_of(member)))
         .collect();
-    members.sort_by(|a, b| b.1.cmp(&a.1));
+    members.sort_by_key(|member| std::cmp::Reverse(member.1));
     for (key, _) in members {
         if chars_of(&Value::Object(out.clone())) <= room {
             break;
@@ -328,6 +332,7 @@ mod tests {
         assert_eq!(first.result["data"]["extra"], 1);
         assert!(
             first
+                .diagnostics
                 .summary
                 .as_deref()
                 .unwrap()

@@ -64,7 +64,7 @@ pub fn fit(
     let Some(budget) = budget else {
         return reply;
     };
-    if reply.summary.is_some() || fits(&reply, budget) {
+    if reply.diagnostics.summary.is_some() || fits(&reply, budget) {
         return reply;
     }
     let held = Arc::new(Held::split(reply));

@@ -53,7 +53,7 @@ pub fn into_result(
             .insert("trace".into(), json!(warning));
     }
     let text = reply_text(&reply);
-    let summary = reply.summary.take();
+    let summary = reply.diagnostics.summary.take();
     // The stdio encoder writes structuredContent from a lone text block; a page has two.
     let copy = if summary.is_some() {
         StructuredCopy::Value
