@@ -14,6 +14,7 @@ mod events_reconnect;
 mod events_url;
 mod guard;
 pub mod http;
+mod results;
 mod secret;
 mod tls;
 pub use actions::ActionSelection;
@@ -21,6 +22,7 @@ pub use events_reconnect::EventsReconnect;
 pub use events_url::EventsUrl;
 pub use guard::{ConfirmSetting, GuardConfig};
 pub use http::HttpConfig;
+pub use results::{HTTP_DEFAULT_BUDGET, MIN_BUDGET, ResultSettings};
 use secret::{SecretSource, read_secret};
 pub use tls::{Tls, TlsFailure};
 
@@ -169,6 +171,9 @@ struct Flags {
 
     #[command(flatten)]
     guard: guard::GuardFlags,
+
+    #[command(flatten)]
+    results: results::ResultFlags,
 }
 
 /// Longest SNOWLUMA_MCP_TASK_RETENTION_SECS: ten years, far below where a time stamp plus the
@@ -244,6 +249,8 @@ pub struct Config {
     pub http: Option<HttpConfig>,
     /// Send limits, confirmation and the audit log (write safety).
     pub guard: GuardConfig,
+    /// Result budgets, continuations and the tool-count cap.
+    pub results: ResultSettings,
 }
 
 impl fmt::Debug for Config {
@@ -381,6 +388,7 @@ impl Config {
         let http = flags.http.into_config()?;
         let events_reconnect = flags.events_reconnect.into_settings()?;
         let guard = flags.guard.into_config()?;
+        let results = flags.results.into_settings()?;
         Ok(Config {
             mode,
             endpoint,
@@ -407,6 +415,7 @@ impl Config {
             log: flags.log,
             http,
             guard,
+            results,
         })
     }
 }

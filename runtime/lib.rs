@@ -25,6 +25,7 @@ pub mod ids;
 pub mod input;
 pub mod onebot;
 pub mod outcome;
+pub mod paging;
 pub mod preview;
 pub mod server;
 pub mod streams;

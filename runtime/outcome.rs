@@ -137,6 +137,8 @@ error_kinds! {
     StreamFailed = "stream_failed", "a stream ended with SnowLuma's error frame; the frame is the result", "read the frame's retcode and message";
     Async = "async", "SnowLuma acknowledged the call asynchronously; success is not confirmed", "check the effect with a read-only action";
     Unconfirmed = "unconfirmed", "the answer does not confirm success", "inspect the result and check the effect with a read-only action";
+    /// read_more: the continuation ran out its lifetime, or its result was evicted.
+    ContinuationExpired = "continuation_expired", "the continuation of a paged result expired or its result was evicted to bound memory", "call the tool again";
     ConnectionCheck = "connection_check", "some of get_runtime_info's connection checks did not succeed", "read each check's diagnostics";
 }
 
@@ -159,6 +161,11 @@ pub struct Diagnostics {
     /// Tool-specific details (search terms, trace warnings, transfer details …).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+    /// A paged result's first line of text: what the page holds and how to get the rest
+    /// (`crate::paging`). Not part of the JSON: rendered as its own text block before it.
+    /// Kept here, behind the reply's box, so a `ToolReply` stays small.
+    #[serde(skip)]
+    pub summary: Option<String>,
 }
 
 impl Diagnostics {
@@ -169,6 +176,7 @@ impl Diagnostics {
             message: None,
             next_step: None,
             extra: Map::new(),
+            summary: None,
         }
     }
 
@@ -285,6 +293,33 @@ impl ToolReply {
     pub fn outcome(&self) -> Outcome {
         self.diagnostics.outcome
     }
+}
+
+/// `{"result":…,"diagnostics":…}` as text: the same bytes as serializing the
+/// `structuredContent` object (keys in this order), without building it first.
+pub fn reply_text(reply: &ToolReply) -> String {
+    let result = match &reply.result_json {
+        Some(json) => ResultText::Serialized(json),
+        None => ResultText::Value(&reply.result),
+    };
+    let structured = Structured {
+        result,
+        diagnostics: &reply.diagnostics,
+    };
+    serde_json::to_string(&structured).unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct Structured<'a> {
+    result: ResultText<'a>,
+    diagnostics: &'a Diagnostics,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ResultText<'a> {
+    Serialized(&'a RawValue),
+    Value(&'a Value),
 }
 
 /// Parses a tool's arguments into `T`, naming the offending field on failure.

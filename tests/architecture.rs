@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 /// `server` (and `main.rs`) sit on top; `fuzz_api` only re-exports pieces for `fuzz/`, so
 /// nothing in the runtime imports it.
 const LAYERS: &[&str] = &[
-    "fuzz_api", "server", "tools", "cli", "input", "preview", "exec", "guard", "tasks", "events",
-    "streams", "onebot", "catalog", "trace", "outcome", "config", "ids",
+    "fuzz_api", "server", "tools", "cli", "paging", "input", "preview", "exec", "guard", "tasks",
+    "events", "streams", "onebot", "catalog", "trace", "outcome", "config", "ids",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -63,7 +63,8 @@ async fn legacy_session_negotiates_and_lists_tools_without_cache_hints() {
             "get_action",
             "list_categories",
             "get_runtime_info",
-            "preview_message"
+            "preview_message",
+            "read_more"
         ]
     );
     for key in ["ttlMs", "cacheScope", "resultType"] {

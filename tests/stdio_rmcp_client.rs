@@ -73,7 +73,7 @@ async fn tool_definitions_match_their_snapshots_in_both_generations() {
     for modern in [false, true] {
         let client = connect(modern).await;
         let tools = client.list_all_tools().await.unwrap();
-        assert_eq!(tools.len(), 6);
+        assert_eq!(tools.len(), 7);
         for tool in tools {
             let public = sorted(&serde_json::to_value(&tool).unwrap());
             assert_eq!(public["outputSchema"]["type"], "object", "{}", tool.name);
@@ -88,7 +88,7 @@ async fn tool_definitions_match_their_snapshots_in_both_generations() {
 
 #[tokio::test]
 async fn execution_modes_list_their_tools_with_snapshots() {
-    for (mode, expected) in [("read", 8), ("write", 10)] {
+    for (mode, expected) in [("read", 9), ("write", 11)] {
         let client = connect_in(true, mode).await;
         let tools = client.list_all_tools().await.unwrap();
         assert_eq!(tools.len(), expected, "{mode}");

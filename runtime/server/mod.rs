@@ -18,6 +18,7 @@ mod session;
 pub mod stdio;
 mod task_methods;
 mod tool_call;
+mod tool_cap;
 mod tool_list;
 mod tool_schemas;
 

@@ -3,11 +3,9 @@
 //! (The output schemas that describe that shape are `tools::schemas`.)
 
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
-use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use crate::outcome::{Diagnostics, ToolReply};
+use crate::outcome::{ToolReply, reply_text};
 use crate::trace::TraceContext;
 
 /// How `structuredContent` reaches the wire.
@@ -52,7 +50,14 @@ pub fn into_result(
             .extra
             .insert("trace".into(), json!(warning));
     }
-    let text = structured_text(&reply);
+    let text = reply_text(&reply);
+    let summary = reply.diagnostics.summary.take();
+    // The stdio encoder writes structuredContent from a lone text block; a page has two.
+    let copy = if summary.is_some() {
+        StructuredCopy::Value
+    } else {
+        copy
+    };
     let structured = match copy {
         StructuredCopy::FromText => placeholder(),
         StructuredCopy::Value => {
@@ -66,10 +71,15 @@ pub fn into_result(
             Value::Object(structured)
         }
     };
+    // A page's summary line is a block of its own, so the JSON block stays parsable.
+    let content = match summary {
+        Some(line) => vec![ContentBlock::text(line), ContentBlock::text(text)],
+        None => vec![ContentBlock::text(text)],
+    };
     let mut result = if reply.is_error {
-        CallToolResult::error(vec![ContentBlock::text(text)])
+        CallToolResult::error(content)
     } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
+        CallToolResult::success(content)
     };
     result.structured_content = Some(structured);
     meta.set_traceparent(trace.traceparent.clone());
@@ -77,33 +87,6 @@ pub fn into_result(
         meta.set_tracestate(state.clone());
     }
     result.with_meta(Some(meta))
-}
-
-/// `{"result":…,"diagnostics":…}` as text: the same bytes as serializing the
-/// `structuredContent` object (keys in this order), without building it first.
-fn structured_text(reply: &ToolReply) -> String {
-    let result = match &reply.result_json {
-        Some(json) => ResultText::Serialized(json),
-        None => ResultText::Value(&reply.result),
-    };
-    let structured = Structured {
-        result,
-        diagnostics: &reply.diagnostics,
-    };
-    serde_json::to_string(&structured).unwrap_or_default()
-}
-
-#[derive(Serialize)]
-struct Structured<'a> {
-    result: ResultText<'a>,
-    diagnostics: &'a Diagnostics,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum ResultText<'a> {
-    Serialized(&'a RawValue),
-    Value(&'a Value),
 }
 
 /// A reply as the JSON of the result it renders to, for keeping (a background task's

@@ -28,10 +28,12 @@ impl Shared {
     /// Fails (a start-up error) when the tools' services cannot start (see
     /// [`Services::new`]).
     pub fn new(config: Config) -> Result<Arc<Shared>, String> {
-        Ok(Arc::new(Shared {
+        let shared = Arc::new(Shared {
             services: Services::new(config)?,
             tool_lists: ToolLists::default(),
-        }))
+        });
+        super::tool_cap::check(&shared)?;
+        Ok(shared)
     }
 }
 
@@ -49,6 +51,9 @@ pub struct Session {
     pub id: String,
     /// This connection's event resources and listeners; released when the session drops.
     pub events: Option<SessionEvents>,
+    /// Who owns what this session leaves behind (paged results): see
+    /// `Call::owner`.
+    pub principal: String,
 }
 
 impl Session {
@@ -66,7 +71,17 @@ impl Session {
                 .events
                 .clone()
                 .map(|hub| SessionEvents::new(hub, &id)),
+            principal: id.clone(),
             id,
+        }
+    }
+
+    /// The one session every 2026-07-28 HTTP request shares (they have no session of their
+    /// own); its principal is "default".
+    pub fn stateless(shared: &Shared) -> Session {
+        Session {
+            principal: "default".into(),
+            ..Session::new(shared)
         }
     }
 }

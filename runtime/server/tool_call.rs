@@ -12,7 +12,7 @@ use rmcp::{ErrorData, RoleServer};
 use super::session::{Session, is_modern, request_capabilities};
 use super::{SnowlumaServer, input_round, progress, render, result_meta, task_methods};
 use crate::exec::{Capability, ClientCapabilities, gate};
-use crate::tools::{Answer, Call, ConnectionEvents, InputRound, action_tools, registry};
+use crate::tools::{Answer, Call, ConnectionEvents, InputRound, action_tools, read_more, registry};
 use crate::trace::{self, TraceContext};
 
 impl SnowlumaServer {
@@ -37,6 +37,14 @@ impl SnowlumaServer {
             return task_methods::missing_tasks_capability();
         }
         ErrorData::invalid_params(format!("tool not found: {tool}"), None)
+    }
+
+    /// The result budget of this transport's setting (`None`: unlimited).
+    fn budget_setting(&self) -> Option<usize> {
+        self.shared
+            .config
+            .results
+            .budget(self.shared.config.http.is_some())
     }
 
     /// The task manager for a tasks/* request (rmcp already refused clients that did not
@@ -75,6 +83,7 @@ impl SnowlumaServer {
         let call = Call {
             shared: &self.shared.services,
             principal: self.principal(&self.session),
+            owner: self.session_for(ctx).principal.clone(),
             events: connection_events(&self.session),
             args: request.arguments,
             trace,
@@ -88,6 +97,7 @@ impl SnowlumaServer {
                 client: &ctx.peer,
             },
             stored_result: render::stored_result,
+            budget: self.budget_setting(),
         };
         let reply = match action_tools::call(action, call).await {
             Answer::Reply(reply) => reply,
@@ -105,6 +115,12 @@ impl SnowlumaServer {
             // Typed tools never start background tasks.
             Answer::TaskStarted(_) => unreachable!("a typed action tool started a task"),
         };
+        let reply = read_more::fit(
+            reply,
+            self.budget_setting(),
+            &self.shared.pages,
+            &self.session_for(ctx).principal,
+        );
         trace::log_call(
             action.meta.name,
             trace,
@@ -163,15 +179,23 @@ impl SnowlumaServer {
         {
             return Err(self.refuse_capability(tool.name, needed, &ctx));
         }
+        let mut arguments = request.arguments;
+        let budget = read_more::take_budget(
+            &mut arguments,
+            &self.shared.config.results,
+            self.shared.config.http.is_some(),
+        );
         let answer = match gate::tool_gate(tool.name, tool.requirement.access, self.shared.setup())
         {
             Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
+            _ if let Err(refusal) = &budget => Answer::Reply(refusal.clone()),
             _ => {
                 let call = Call {
                     shared: &self.shared.services,
                     principal: self.principal(self.session_for(&ctx)),
+                    owner: self.session_for(&ctx).principal.clone(),
                     events: connection_events(self.session_for(&ctx)),
-                    args: request.arguments,
+                    args: arguments,
                     trace: &trace,
                     cancel: &ctx.ct,
                     progress: progress::for_request(&ctx.peer, ctx.meta.get_progress_token()),
@@ -183,6 +207,7 @@ impl SnowlumaServer {
                         client: &ctx.peer,
                     },
                     stored_result: render::stored_result,
+                    budget: budget.clone().ok().flatten(),
                 };
                 (tool.handler)(call).await
             }
@@ -209,6 +234,12 @@ impl SnowlumaServer {
             reply.outcome().as_str(),
             reply.diagnostics.kind,
             started.elapsed(),
+        );
+        let reply = read_more::fit(
+            reply,
+            budget.ok().flatten(),
+            &self.shared.pages,
+            &self.session_for(&ctx).principal,
         );
         let meta = result_meta(&ctx).unwrap_or_default();
         Ok(render::into_result(reply, &trace, meta, self.structured).into())

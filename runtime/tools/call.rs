@@ -28,6 +28,9 @@ pub struct Call<'a> {
     /// Who is calling, as the guards (send limits, audit log) record it: see
     /// `guard::principal`.
     pub principal: String,
+    /// Who owns what this call leaves behind (paged results): the session for stdio and
+    /// legacy HTTP sessions, the principal for stateless 2026-07-28 HTTP requests.
+    pub owner: String,
     /// This connection's event resources, when events are configured.
     pub events: Option<ConnectionEvents<'a>>,
     pub args: Option<Map<String, Value>>,
@@ -39,6 +42,8 @@ pub struct Call<'a> {
     /// How a reply is kept for later (a background task's result): as the JSON of the result
     /// the protocol would have sent for it.
     pub stored_result: fn(ToolReply, &TraceContext) -> Value,
+    /// Most characters of the result's text (`None`: unlimited); see `read_more`.
+    pub budget: Option<usize>,
 }
 
 /// What the input completion tools need from the request beyond its arguments.

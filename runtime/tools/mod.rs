@@ -15,6 +15,7 @@ pub(crate) mod docs;
 mod event_tools;
 mod input_tools;
 mod message_preview;
+pub(crate) mod read_more;
 pub(crate) mod registry;
 mod schemas;
 mod services;

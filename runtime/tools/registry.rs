@@ -12,6 +12,7 @@ use super::docs;
 use super::event_tools;
 use super::input_tools;
 use super::message_preview;
+use super::read_more;
 use super::schemas::{envelope_schema, input_of, invoke_result_schema, output_schema, schema_of};
 use super::task_tools;
 use crate::catalog::Listing;
@@ -80,7 +81,7 @@ impl ToolSpec {
             _ => Map::new(),
         };
         Schemas {
-            input: (self.input_schema)(),
+            input: read_more::with_budget((self.input_schema)()),
             output,
         }
     }
@@ -393,6 +394,23 @@ pub static TOOLS: &[ToolSpec] = &[
         open_world: never,
         apps_meta: None,
         handler: |call| Box::pin(async move { Answer::Reply(task_tools::list_tasks(call)) }),
+    },
+    ToolSpec {
+        name: "read_more",
+        title: "Read the next page of a result",
+        description: "The next page of a result that was too large for its budget. A paged result's text starts \
+            with a line saying which elements it holds; its diagnostics.page gives {returned, total, continuation}. \
+            Pass that continuation here (optionally with a budget) for the next page; the last page's continuation \
+            is null. Continuations expire (SNOWLUMA_MCP_CONTINUATION_TTL_SECS, default 600 s) and belong to the \
+            client they were given to; an expired one answers kind continuation_expired: call the tool again.",
+        requirement: DOCS,
+        gated_per_action: false,
+        input_schema: input_of::<read_more::ReadMoreArgs>,
+        result_schema: || serde_json::json!({}),
+        read_only: true,
+        open_world: never,
+        apps_meta: None,
+        handler: |call| Box::pin(async move { Answer::Reply(read_more::read_more(call)) }),
     },
 ];
 

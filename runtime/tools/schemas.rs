@@ -34,7 +34,8 @@ pub fn diagnostics_schema() -> Value {
             "outcome": { "enum": ["success", "failed", "unknown"] },
             "kind": { "enum": kinds, "description": "known failure category (README lists each with its meaning)" },
             "message": { "type": "string" },
-            "next_step": { "type": "string", "description": "what to do about the failure" }
+            "next_step": { "type": "string", "description": "what to do about the failure" },
+            "page": super::read_more::page_schema()
         },
         "required": ["outcome"],
         "additionalProperties": true
@@ -47,9 +48,15 @@ pub fn diagnostics_schema() -> Value {
 /// this runs for every tool when the first `tools/list` of a process is answered.
 pub fn output_schema(result_schema: Value) -> Value {
     let mut result = Map::with_capacity(1);
+    // A page keeps the result's shape, except that an element alone larger than the budget
+    // is cut short (`truncated: true`), which the tool's own schema may not allow.
+    let page = json!({
+        "type": ["object", "array"],
+        "description": "one page of a larger result (diagnostics.page says which elements); an element cut short carries truncated: true"
+    });
     result.insert(
         "anyOf".into(),
-        Value::Array(vec![result_schema, json!({ "type": "null" })]),
+        Value::Array(vec![result_schema, page, json!({ "type": "null" })]),
     );
     let mut properties = Map::with_capacity(2);
     properties.insert("result".into(), Value::Object(result));

@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::events::{EventHub, MessageHistory};
 use crate::exec::{Executor, PipelineHistory, Setup};
 use crate::input::{Continuations, STATE_LIFETIME, SystemClock};
+use crate::paging::{ContinuationStore, StoreLimits};
 use crate::tasks::{ScopeInputs, TaskManager, TaskSettings, TaskStore, TaskStoreError};
 
 /// Test-only: how long prompts for missing params live (and how long a legacy
@@ -35,6 +36,8 @@ pub struct Services {
     /// `get_runtime_info`'s answer without the connection check: fixed for the process's
     /// configuration, serialized at the first call.
     pub runtime_info: OnceLock<StaticAnswer>,
+    /// Paged results waiting for `read_more`.
+    pub pages: ContinuationStore,
 }
 
 impl Services {
@@ -60,6 +63,12 @@ impl Services {
                     config.events_reconnect.recover.map(|_| history),
                 )
             });
+        let pages = ContinuationStore::new(
+            Box::new(SystemClock::new()),
+            continuation_lifetime(config.results.continuation_ttl)?,
+            StoreLimits::default(),
+        )
+        .map_err(|error| format!("paged results: {error}"))?;
         let tasks = match &config.task_dir {
             Some(dir) => Some(open_tasks(dir, &config).map_err(|e| e.to_string())?),
             None => None,
@@ -72,6 +81,7 @@ impl Services {
             events,
             tasks,
             runtime_info: OnceLock::new(),
+            pages,
         }))
     }
 
@@ -122,4 +132,23 @@ fn open_tasks(dir: &Path, config: &Config) -> Result<Arc<TaskManager>, TaskStore
             shutdown: config.streams.shutdown.clone(),
         },
     )
+}
+
+/// Test-only: the continuation lifetime in milliseconds (0 = already expired when issued),
+/// read only in builds with the `test-knobs` feature so tests need not wait for expiry.
+const CONTINUATION_TTL_ENV: &str = "SNOWLUMA_MCP_TEST_CONTINUATION_TTL_MS";
+
+/// `configured`, unless a test overrides it through [`CONTINUATION_TTL_ENV`].
+fn continuation_lifetime(configured: Duration) -> Result<Duration, String> {
+    if !cfg!(feature = "test-knobs") {
+        return Ok(configured);
+    }
+    match std::env::var(CONTINUATION_TTL_ENV) {
+        Err(_) => Ok(configured),
+        Ok(text) => text
+            .trim()
+            .parse::<u64>()
+            .map(Duration::from_millis)
+            .map_err(|_| format!("{CONTINUATION_TTL_ENV} must be a whole number of milliseconds")),
+    }
 }

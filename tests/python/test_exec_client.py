@@ -147,6 +147,13 @@ def assert_no_token(fake: Fake, what: str, value: Any) -> None:
     assert fake.token not in serialized, f"{what}: the access token appears in the result"
 
 
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
 def check_envelope(result: types.CallToolResult) -> dict[str, Any]:
     """structuredContent {result, diagnostics}, a text block with the same JSON, `_meta.traceparent`."""
     structured = result.structured_content
@@ -155,7 +162,8 @@ def check_envelope(result: types.CallToolResult) -> dict[str, Any]:
     diagnostics = structured["diagnostics"]
     assert isinstance(diagnostics, dict) and diagnostics.get("outcome") in {"success", "failed", "unknown"}, diagnostics
     texts = [block for block in result.content if isinstance(block, types.TextContent)]
-    assert any(json.loads(block.text) == structured for block in texts), (
+    # A page of a larger result starts with a summary line (not JSON) before the JSON block.
+    assert any(_json_or_none(block.text) == structured for block in texts), (
         f"no text block carries the structuredContent JSON: {[b.text[:200] for b in texts]}"
     )
     assert result.meta is not None and TRACEPARENT_RE.match(str(result.meta.get("traceparent"))), result.meta

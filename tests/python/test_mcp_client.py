@@ -55,7 +55,7 @@ READ_TIMEOUT_S = 15
 
 ACTION_COUNT = 178
 CATEGORY_COUNT = 11
-TOOL_NAMES = {"list_actions", "search_actions", "get_action", "list_categories", "get_runtime_info", "preview_message"}
+TOOL_NAMES = {"list_actions", "search_actions", "get_action", "list_categories", "get_runtime_info", "preview_message", "read_more"}
 CATALOG_URI = "snowluma://onebot/actions"
 ACTION_TEMPLATE = "snowluma://onebot/actions/{name}"
 CATALOG_TTL_MS = 300_000

@@ -57,6 +57,11 @@ pub const SELF_ID: i64 = 10001;
 pub const GROUP_ID: i64 = 20001;
 pub const USER_ID: i64 = 30001;
 pub const MESSAGE_ID: i64 = -123456;
+/// A large group: `get_group_member_list` answers [`LARGE_GROUP_MEMBERS`] members (about
+/// 1.4 MB of JSON) and `get_group_msg_history` as many messages as asked, capped at 200 like
+/// SnowLuma's.
+pub const LARGE_GROUP_ID: i64 = 20002;
+pub const LARGE_GROUP_MEMBERS: i64 = 3000;
 /// `get_msg` / `delete_msg` answer "message not found" for this id.
 pub const MISSING_MESSAGE_ID: i64 = 999;
 /// Default `get_version_info.app_version`.

@@ -333,7 +333,12 @@ pub fn assert_valid(tool: &str, schema: &Value, instance: &Value) {
 pub fn structured(response: &Value) -> Value {
     let result = &response["result"];
     let structured = result["structuredContent"].clone();
-    let text = result["content"][0]["text"].as_str().expect("text block");
+    // The JSON is the last block; a page of a larger result starts with a summary line.
+    let text = result["content"]
+        .as_array()
+        .and_then(|blocks| blocks.last())
+        .and_then(|block| block["text"].as_str())
+        .expect("text block");
     let from_text: Value = serde_json::from_str(text).expect("text block is JSON");
     assert_eq!(
         from_text, structured,

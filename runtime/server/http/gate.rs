@@ -17,6 +17,7 @@ use serde_json::json;
 
 use super::auth;
 use super::origin::{OriginPolicy, OriginRefusal};
+use super::plain_json;
 use super::reply::{self, HttpBody};
 use super::sessions::{SessionLimits, peek, session_id};
 use crate::server::SnowlumaServer;
@@ -87,6 +88,7 @@ impl Gate {
         let opens_session = parts.method == Method::POST
             && session_id(&parts.headers).is_none()
             && peek(&bytes).is_some_and(|p| p.method.as_deref() == Some("initialize"));
+        let plain_json = plain_json::may_answer_json(&parts.method, &parts.headers);
         let request = Request::from_parts(parts, Full::new(bytes.clone()));
         let response = if opens_session {
             let Some(_slot) = self.limits.reserve_session().await else {
@@ -104,6 +106,11 @@ impl Gate {
             self.service.handle(request).await
         } else {
             self.service.handle(request).await
+        };
+        let response = if plain_json {
+            plain_json::unstream(response).await
+        } else {
+            response
         };
         // The permit lives as long as the body: an SSE stream counts until it ends.
         let (parts, body) = response.into_parts();

@@ -12,6 +12,7 @@
 mod auth;
 mod gate;
 mod origin;
+mod plain_json;
 mod reply;
 mod sessions;
 
@@ -70,7 +71,7 @@ where
         );
     }
     let shutdown = CancellationToken::new();
-    let stateless = Arc::new(Session::new(&shared));
+    let stateless = Arc::new(Session::stateless(&shared));
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(http.idle_timeout);
     let manager = Arc::new(manager);

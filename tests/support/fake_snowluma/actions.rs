@@ -9,7 +9,10 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value, json};
 
 use super::streams::{self, Source, StreamJob};
-use super::{DOWNLOAD_DIR, GROUP_ID, MESSAGE_ID, MISSING_MESSAGE_ID, SELF_ID, Shared, USER_ID};
+use super::{
+    DOWNLOAD_DIR, GROUP_ID, LARGE_GROUP_ID, LARGE_GROUP_MEMBERS, MESSAGE_ID, MISSING_MESSAGE_ID,
+    SELF_ID, Shared, USER_ID,
+};
 
 const CATALOG_JSON: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -266,6 +269,17 @@ fn canned(info: &ActionInfo, params: &Map<String, Value>, version: &str) -> Valu
         "get_group_list" => ok(json!([group_info(GROUP_ID)])),
         "get_group_info" => ok(group_info(group_id)),
         "get_group_member_info" => ok(member(group_id, user_id)),
+        "get_group_member_list" if group_id == LARGE_GROUP_ID => ok(Value::Array(
+            (0..LARGE_GROUP_MEMBERS).map(large_group_member).collect(),
+        )),
+        "get_group_msg_history" if group_id == LARGE_GROUP_ID => {
+            // SnowLuma: count 0 or absent means 20, and at most 200 are returned.
+            let count = match int("count").unwrap_or(0) {
+                n if n <= 0 => 20,
+                n => n.min(200),
+            };
+            ok(json!({ "messages": (0..count).map(large_group_message).collect::<Vec<_>>() }))
+        }
         "get_group_member_list" => ok(json!([
             member(group_id, SELF_ID),
             member(group_id, USER_ID)
@@ -336,6 +350,35 @@ fn member(group_id: i64, user_id: i64) -> Value {
         "group_id": group_id, "user_id": user_id, "nickname": nickname, "card": "",
         "sex": "unknown", "age": 0, "join_time": 1_700_000_000, "last_sent_time": 1_700_000_100,
         "level": level, "role": role, "title": ""
+    })
+}
+
+/// Member `n` of [`LARGE_GROUP_ID`]: SnowLuma's member shape with long Chinese names, as a
+/// big real group has.
+fn large_group_member(n: i64) -> Value {
+    json!({
+        "group_id": LARGE_GROUP_ID, "user_id": 1_000_000 + n,
+        "nickname": format!("群成员{n:04}号·昵称比较长的一位测试用户（来自大群）"),
+        "card": format!("大群名片{n:04}｜负责测试分页与续读的成员，名片写得很长很长"),
+        "sex": "unknown", "age": 0, "join_time": 1_600_000_000 + n, "last_sent_time": 1_700_000_000 + n,
+        "level": format!("{}", n % 100), "role": if n == 0 { "owner" } else if n < 10 { "admin" } else { "member" },
+        "title": format!("头衔{n:04}·资深潜水员与测试志愿者"),
+    })
+}
+
+/// Message `n` of [`LARGE_GROUP_ID`]'s history, sanitised like SnowLuma's (no post_type or
+/// self_id, `real_id` = `message_id`).
+fn large_group_message(n: i64) -> Value {
+    let id = -1_000_000 - n;
+    let text = format!("第{n}条历史消息：今天的群聊内容比较多，这是用于测试分页的一条消息。");
+    json!({
+        "time": 1_700_000_000 + n, "message_type": "group", "sub_type": "normal",
+        "message_id": id, "message_seq": 10_000 + n, "group_id": LARGE_GROUP_ID,
+        "user_id": 1_000_000 + n % 50,
+        "message": [{"type": "text", "data": {"text": text}}], "raw_message": text, "font": 0,
+        "sender": {"user_id": 1_000_000 + n % 50, "nickname": format!("群成员{:04}号", n % 50),
+                   "card": "", "role": "member", "sex": "unknown", "age": 0},
+        "real_id": id
     })
 }
 
