@@ -15,10 +15,11 @@ use crate::catalog::{ACTION_TOOLS, ACTIONS, Resolved, resolve};
 use crate::exec::{ActionArgs, gate};
 use crate::outcome::ToolReply;
 
-/// The typed action tool called `name`, when the toolsets include it. Only action names are
-/// tool names (aliases are not), so a tool is found by its exact name.
+/// The typed action tool called `name`, when the toolsets include it. Tool names are the
+/// generated ones (an action's name, or its safe spelling), never aliases.
 pub fn find(shared: &Shared, name: &str) -> Option<Resolved> {
-    let resolved = resolve(name).filter(|r| r.alias.is_none())?;
+    let tool = ACTION_TOOLS.iter().find(|tool| tool.name == name)?;
+    let resolved = resolve(tool.action).filter(|r| r.alias.is_none())?;
     shared
         .executor
         .policy()
@@ -65,8 +66,16 @@ fn definition(index: usize) -> Tool {
     annotations.idempotent_hint = Some(meta.read_only);
     annotations.open_world_hint = Some(true);
     tool.annotations = Some(annotations);
+    // The action's real name, for clients that show or log it (the tool name may be a safe
+    // spelling of it).
+    let mut meta = JsonObject::new();
+    meta.insert(ACTION_META_KEY.into(), Value::from(generated.action));
+    tool.meta = Some(rmcp::model::MetaObject(meta));
     tool
 }
+
+/// The typed tool's `_meta` key naming the OneBot action it runs.
+pub const ACTION_META_KEY: &str = "snowluma/action";
 
 /// The action's typed envelope or an answer that is not an envelope, like query_action's
 /// result; stream actions add the stream summaries, like invoke_action's.

@@ -158,7 +158,13 @@ const EVENTS: Requirement = Requirement {
 };
 
 fn input_of<T: schemars::JsonSchema + std::any::Any>() -> Arc<JsonObject> {
-    rmcp::handler::server::tool::schema_for_type::<T>()
+    let object = rmcp::handler::server::tool::schema_for_type::<T>();
+    let mut schema = schemars::Schema::from(object.as_ref().clone());
+    super::render::standard_formats(&mut schema);
+    match schema.to_value() {
+        serde_json::Value::Object(object) => Arc::new(object),
+        _ => object,
+    }
 }
 
 pub static TOOLS: &[ToolSpec] = &[

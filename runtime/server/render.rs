@@ -5,6 +5,7 @@
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
+use schemars::transform::{RestrictFormats, Transform};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -145,12 +146,20 @@ pub fn output_schema(result_schema: Value) -> Value {
     Value::Object(schema)
 }
 
+/// `schema` with only the `format` values JSON Schema 2020-12 defines: schemars writes Rust's
+/// integer widths as formats (`uint`, `int64` …), which validators do not know and some MCP
+/// SDKs warn about once per schema; `minimum: 0` already says what `uint` meant.
+pub fn standard_formats(schema: &mut schemars::Schema) {
+    RestrictFormats::default().transform(schema);
+}
+
 /// The schema of what `T` serializes to, self-contained (no `$ref`s), so it can sit inside
 /// the `{result, diagnostics}` wrapper.
 pub fn schema_of<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12()
         .for_serialize()
         .with(|s| s.inline_subschemas = true)
+        .with_transform(RestrictFormats::default())
         .into_generator();
     let mut schema = generator.into_root_schema_for::<T>().to_value();
     if let Some(object) = schema.as_object_mut() {
