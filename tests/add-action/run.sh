@@ -29,11 +29,12 @@ else
         | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$copy"
 fi
 # Compiled dependencies only: test binaries and examples are rebuilt anyway (the crate changes).
-mkdir -p "$copy/target/debug"
-cp -a target/debug/build target/debug/.fingerprint "$copy/target/debug/"
+# A file that a concurrent cargo run replaces while we copy is only rebuilt, so a vanished
+# file is not an error.
 mkdir -p "$copy/target/debug/deps"
+cp -a target/debug/build target/debug/.fingerprint "$copy/target/debug/" 2>/dev/null || true
 find target/debug/deps -maxdepth 1 -type f \( ! -perm -u+x -o -name '*.so' \) \
-    -exec cp -a -t "$copy/target/debug/deps/" {} +
+    -exec cp -a -t "$copy/target/debug/deps/" {} + 2>/dev/null || true
 # Cargo judges path crates fresh by mtime: extracted files keep their old times, which are older
 # than the copied artifacts, so the copy's crates (and build script) would count as built.
 find "$copy" -path "$copy/target" -prune -o -type f -exec touch {} +
