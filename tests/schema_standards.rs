@@ -6,7 +6,6 @@
 //! accept, and a typed tool whose action name does not keeps that name in `_meta`.
 
 #[path = "support/fake_snowluma.rs"]
-#[allow(dead_code)]
 mod fake_snowluma;
 #[path = "support/raw_client.rs"]
 mod raw_client;
