@@ -4,7 +4,12 @@
 use std::path::Path;
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Read when the script runs, not when it is compiled (`env!`): a build script compiled in
+    // one checkout and reused from a shared or copied target dir would otherwise regenerate
+    // that other checkout's generated/ from its spec/.
+    let manifest_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let root = Path::new(&manifest_dir);
     println!("cargo::rerun-if-changed=spec");
     // A deleted or hand-edited generated file is put back on the next build.
     println!("cargo::rerun-if-changed=generated");

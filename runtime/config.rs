@@ -12,6 +12,7 @@ use clap::{Parser, ValueEnum};
 mod actions;
 mod events_reconnect;
 mod events_url;
+mod flag_errors;
 mod guard;
 pub mod http;
 mod results;
@@ -20,6 +21,7 @@ mod tls;
 pub use actions::ActionSelection;
 pub use events_reconnect::EventsReconnect;
 pub use events_url::EventsUrl;
+pub use flag_errors::server_help;
 pub use guard::{ConfirmSetting, GuardConfig};
 pub use http::HttpConfig;
 pub use results::{HTTP_DEFAULT_BUDGET, MIN_BUDGET, ResultSettings};
@@ -56,15 +58,28 @@ impl Mode {
     }
 }
 
+/// The terminal subcommands and how a client starts the server, below the flags in `--help`.
+const SUBCOMMANDS_HELP: &str = "Commands:\n  \
+    catalog   browse the bundled catalog: catalog list | search QUERY… | show NAME [--json]\n  \
+    check     test this configuration and the connection to SnowLuma, then exit\n  \
+    help      this help (`help catalog`, `help check` for theirs)\n\n\
+    Client configuration (Claude Desktop, stdio): \
+    {\"mcpServers\": {\"snowluma\": {\"command\": \"snowluma-mcp\"}}}";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "snowluma-mcp",
     version,
-    about = "MCP server (stdio) for SnowLuma's OneBot 11 action catalog",
-    long_about = "MCP server (stdio) for SnowLuma's OneBot 11 action catalog.\n\n\
+    about = "MCP server for SnowLuma's OneBot 11 action catalog (stdio, or Streamable HTTP with --transport http)",
+    long_about = "MCP server for SnowLuma's OneBot 11 action catalog. It speaks MCP on stdio by \
+        default (an MCP client starts it), or on Streamable HTTP with --transport http.\n\n\
         Without an endpoint it serves the bundled catalog offline (docs mode). With \
         SNOWLUMA_MCP_ENDPOINT it can run read-only actions (read mode, the default then) or \
-        every action (write mode). Logs go to stderr; stdout carries MCP only."
+        every action (write mode). Every flag can also be set by the SNOWLUMA_MCP_… variable \
+        shown beside it; the tokens only by variable or file. Logs go to stderr; stdout \
+        carries MCP only.",
+    after_help = SUBCOMMANDS_HELP,
+    after_long_help = SUBCOMMANDS_HELP
 )]
 struct Flags {
     /// docs | read | write [default: read with an endpoint, else docs]
@@ -281,7 +296,14 @@ impl Config {
     /// Reads flags and environment; `--help`/`--version` and flag syntax errors exit here
     /// through clap, with its usual exit codes.
     pub fn from_args() -> Result<Config, ConfigError> {
-        Self::from_flags(Flags::parse())
+        let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        match Flags::try_parse_from(&argv) {
+            Ok(flags) => Self::from_flags(flags),
+            Err(error) => match flag_errors::from_environment(&error, &argv) {
+                Some(message) => Err(ConfigError(message)),
+                None => error.exit(),
+            },
+        }
     }
 
     /// For tests: the same rules over an explicit argument list.
@@ -290,7 +312,10 @@ impl Config {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        let flags = Flags::try_parse_from(args).map_err(|e| ConfigError(e.to_string()))?;
+        let argv: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        let flags = Flags::try_parse_from(&argv).map_err(|e| {
+            ConfigError(flag_errors::from_environment(&e, &argv).unwrap_or_else(|| e.to_string()))
+        })?;
         Self::from_flags(flags)
     }
 
@@ -541,6 +566,14 @@ fn read_token(file: Option<&std::path::Path>) -> Result<Option<String>, ConfigEr
 /// An endpoint is an http(s) URL with a host and nothing the token or the action name could
 /// be confused with: no credentials (the token travels in a header), query or fragment.
 fn check_endpoint(endpoint: &str) -> Result<(), ConfigError> {
+    // `localhost:3000` parses as a URL of scheme `localhost`; what was meant is plain.
+    if !endpoint.contains("://") {
+        return Err(ConfigError(format!(
+            "SNOWLUMA_MCP_ENDPOINT `{}` has no scheme: add http:// (e.g. http://{}/)",
+            endpoint.trim(),
+            endpoint.trim().trim_end_matches('/')
+        )));
+    }
     let url = url::Url::parse(endpoint.trim()).map_err(|e| {
         ConfigError(format!(
             "SNOWLUMA_MCP_ENDPOINT is not a valid URL ({e}); use e.g. http://127.0.0.1:3000/"

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use snowluma_mcp::catalog::{ACTIONS, CATALOG_VERSION};
 use snowluma_mcp::config::{Config, Shutdown};
+use snowluma_mcp::exec::toolsets::empty_toolsets;
 use snowluma_mcp::server::{StdioEnd, serve_stdio};
 use snowluma_mcp::streams::prepare_download_dir;
 use tracing_appender::non_blocking::NonBlockingBuilder;
@@ -47,9 +48,17 @@ fn main() -> ExitCode {
         }
     };
     // Allow/deny lists and toolsets name catalog entries; an unknown one stops start-up here.
-    if let Err(error) = snowluma_mcp::exec::ActionPolicy::resolve(&config.actions) {
-        eprintln!("snowluma-mcp: configuration error: {error}");
-        return ExitCode::from(2);
+    match snowluma_mcp::exec::ActionPolicy::resolve(&config.actions) {
+        Ok(policy) => {
+            let toolsets = &config.actions.toolsets;
+            for problem in empty_toolsets(config.mode, &policy, toolsets) {
+                eprintln!("snowluma-mcp: warning: {problem}");
+            }
+        }
+        Err(error) => {
+            eprintln!("snowluma-mcp: configuration error: {error}");
+            return ExitCode::from(2);
+        }
     }
     let filter = match EnvFilter::try_new(&config.log) {
         Ok(filter) => filter,

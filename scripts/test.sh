@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export INSTA_UPDATE="${INSTA_UPDATE:-no}"
+# Every tool the suites below need, checked before minutes of building (README "Prerequisites").
+bash scripts/prerequisites.sh
 # The binary and examples (fake SnowLuma, stdio echo) are what the python tests drive.
 cargo build --all-targets --examples
 cargo test --workspace

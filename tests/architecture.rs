@@ -178,19 +178,20 @@ fn the_rule_table_covers_every_module() {
     }
 }
 
-/// README's table of error kinds lists exactly the kinds the server can report, each with the
-/// meaning the code gives it.
+/// The table of error kinds (docs/error-kinds.md, linked from README) lists exactly the kinds
+/// the server can report, each with the meaning the code gives it.
 #[test]
 fn readme_lists_every_error_kind() {
     use snowluma_mcp::outcome::ErrorKind;
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/error-kinds.md"))
+            .unwrap();
     let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with("| `")).collect();
     for kind in ErrorKind::ALL {
         let prefix = format!("| `{}` | {} |", kind.as_str(), kind.meaning());
         assert!(
             rows.iter().any(|r| r.starts_with(&prefix)),
-            "README has no row `{prefix}`"
+            "docs/error-kinds.md has no row `{prefix}`"
         );
     }
     let listed = rows

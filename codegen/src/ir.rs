@@ -29,6 +29,10 @@ pub struct Action {
     pub struct_ident: String,
     /// `send_group_msg` (leading dots and underscores spelled out)
     pub fn_ident: String,
+    /// The typed tool's name: the action's name where it is a valid MCP tool name for every
+    /// client (`^[a-zA-Z0-9_-]{1,64}$`), else a safe spelling of it (`.get_word_slices` ->
+    /// `_get_word_slices`); the real name stays in the description and `_meta`.
+    pub tool_name: String,
     pub aliases: Vec<String>,
     pub category: usize,
     pub summary: String,
@@ -111,6 +115,7 @@ pub fn lower(spec: &Spec) -> Catalog {
                 name: a.name.clone(),
                 struct_ident: format!("{}Params", pascal_case(&a.name)),
                 fn_ident: snake_ident(&a.name),
+                tool_name: tool_name(&a.name),
                 aliases: a.aliases.clone(),
                 category: category_index(&a.category),
                 summary: a.summary.trim().to_string(),
@@ -224,6 +229,31 @@ pub fn pascal_case(name: &str) -> String {
         }
     }
     out
+}
+
+/// Whether `name` is a tool name that LLM APIs accept (OpenAI, Anthropic and Gemini all limit
+/// function names to `^[a-zA-Z0-9_-]{1,64}$`).
+pub fn is_portable_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The typed tool name of an action: each character outside `[a-zA-Z0-9_-]` becomes `_`,
+/// cut to 64 characters. validate.rs checks that no two actions end up with the same one.
+pub fn tool_name(action: &str) -> String {
+    action
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
 }
 
 /// A valid Rust snake_case identifier for any spec name (`picUrl` -> `pic_url`).

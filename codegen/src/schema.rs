@@ -19,6 +19,37 @@ pub const PARAM_TYPES: &[&str] = &[
     "uint[]",
 ];
 
+/// What other schema languages call our param types: too far from the spelling for an edit
+/// distance (`integer` is four edits from `int`), but what a newcomer types first.
+const TYPE_SYNONYMS: &[(&str, &str)] = &[
+    ("integer", "int"),
+    ("i32", "int"),
+    ("i64", "int"),
+    ("long", "int"),
+    ("unsigned", "uint"),
+    ("u32", "uint"),
+    ("u64", "uint"),
+    ("float", "number"),
+    ("double", "number"),
+    ("f64", "number"),
+    ("boolean", "bool"),
+    ("str", "string"),
+    ("text", "string"),
+    ("array", "string[]"),
+    ("object", "raw"),
+    ("any", "raw"),
+    ("json", "raw"),
+];
+
+/// The param type meant by a common synonym (`integer` -> `int`), case-insensitively.
+pub fn type_synonym(wrong: &str) -> Option<&'static str> {
+    let wrong = wrong.to_ascii_lowercase();
+    TYPE_SYNONYMS
+        .iter()
+        .find(|(synonym, _)| *synonym == wrong)
+        .map(|(_, ty)| *ty)
+}
+
 /// Checks SnowLuma makes in an action's body (see runtime/catalog/checks.rs).
 pub const CHECKS: &[&str] = &[
     "truthy",

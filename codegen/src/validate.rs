@@ -8,12 +8,13 @@ use serde_json::Value;
 use crate::error::{SpecError, nearest};
 use crate::load::{ActionSource, Spec};
 use crate::model::ParamDef;
-use crate::schema::{CHECKS, PARAM_TYPES, ROLES, input_schema, param_schema};
+use crate::schema::{CHECKS, PARAM_TYPES, ROLES, input_schema, param_schema, type_synonym};
 
 pub fn validate(spec: &Spec) -> Vec<SpecError> {
     let mut errors = Vec::new();
     check_catalog(spec, &mut errors);
     let mut owners: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut tool_owners: BTreeMap<String, &str> = BTreeMap::new();
     for source in &spec.actions {
         let mut check = ActionCheck {
             spec,
@@ -23,6 +24,18 @@ pub fn validate(spec: &Spec) -> Vec<SpecError> {
         check.run();
         let action = &source.value;
         check_action_names(&mut errors, source);
+        let tool = crate::ir::tool_name(&action.name);
+        if let Some(owner) = tool_owners.insert(tool.clone(), &action.name) {
+            check_error(
+                &mut errors,
+                source,
+                "name",
+                format!(
+                    "its typed tool name `{tool}` is already the tool name of action `{owner}`; \
+                     rename one of them"
+                ),
+            );
+        }
         for name in std::iter::once(&action.name).chain(&action.aliases) {
             if let Some(owner) = owners.insert(name, &action.name) {
                 let field = if name == &action.name {
@@ -187,7 +200,9 @@ impl ActionCheck<'_> {
                 );
             }
             if !PARAM_TYPES.contains(&param.ty.as_str()) {
-                let suggestion = nearest(&param.ty, PARAM_TYPES.iter().copied());
+                let suggestion = type_synonym(&param.ty)
+                    .map(str::to_string)
+                    .or_else(|| nearest(&param.ty, PARAM_TYPES.iter().copied()));
                 self.fail(
                     &at("type"),
                     format!("unknown type `{}`", param.ty),

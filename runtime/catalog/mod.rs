@@ -21,8 +21,11 @@ pub use generated::tools::ACTION_TOOLS;
 
 /// One action's typed MCP tool (generated/tools.rs), index-aligned with [`ACTIONS`].
 pub struct ActionTool {
-    /// The action's name, which is the tool's name.
+    /// The tool's name: the action's name, or a safe spelling of it when the action's name has
+    /// characters LLM APIs refuse in tool names (`.get_word_slices` -> `_get_word_slices`).
     pub name: &'static str,
+    /// The action's real name, as SnowLuma knows it.
+    pub action: &'static str,
     pub description: &'static str,
     /// The action's params schema, as JSON text.
     pub input_schema: &'static str,

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::catalog::{self, ACTIONS, CATALOG_VERSION, CompactEntry, Filter, search};
 
-const USAGE: &str = "usage: snowluma-mcp catalog list [--category ID] [--json]\n       \
+pub const USAGE: &str = "usage: snowluma-mcp catalog list [--category ID] [--json]\n       \
 snowluma-mcp catalog search QUERY… [--json]   (keyword search, as search_actions match=keywords)\n       \
 snowluma-mcp catalog show NAME [--json]";
 

@@ -12,8 +12,17 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::CATALOG_VERSION;
 use crate::config::Config;
+use crate::exec::toolsets::empty_toolsets;
 use crate::exec::{ActionPolicy, Executor};
 use crate::trace::TraceContext;
+
+pub const USAGE: &str = "usage: snowluma-mcp check [SERVER FLAGS]\n\n\
+Validates the configuration the server would start with (the same SNOWLUMA_MCP_… variables and \
+flags; `snowluma-mcp --help` lists them), then, in read or write mode, calls get_login_info, \
+get_status and get_version_info on SnowLuma, compares its version with the catalog's and, with \
+SNOWLUMA_MCP_EVENTS_URL, makes one WebSocket handshake. Prints one ok/FAIL/note line per finding \
+and exits 0 when everything passed, 1 otherwise. Tokens are never printed.\n\n\
+example: SNOWLUMA_MCP_ENDPOINT=http://127.0.0.1:3000/ SNOWLUMA_MCP_TOKEN_FILE=token.txt snowluma-mcp check";
 
 /// How long the events handshake may take.
 const EVENTS_LIMIT: Duration = Duration::from_secs(5);
@@ -23,6 +32,10 @@ const EVENTS_LIMIT: Duration = Duration::from_secs(5);
 /// dozen stack pages.
 #[inline(never)]
 pub fn main(args: &[OsString]) -> ExitCode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let argv = std::iter::once(OsString::from("snowluma-mcp")).chain(args.iter().cloned());
     let mut report = Report::default();
     let config = match Config::try_from_args(argv) {
@@ -32,10 +45,13 @@ pub fn main(args: &[OsString]) -> ExitCode {
             return report.finish();
         }
     };
-    if let Err(error) = ActionPolicy::resolve(&config.actions) {
-        report.fail("configuration", &error);
-        return report.finish();
-    }
+    let policy = match ActionPolicy::resolve(&config.actions) {
+        Ok(policy) => policy,
+        Err(error) => {
+            report.fail("configuration", &error);
+            return report.finish();
+        }
+    };
     report.pass(
         "configuration",
         &format!(
@@ -58,6 +74,9 @@ pub fn main(args: &[OsString]) -> ExitCode {
             },
         ),
     );
+    for problem in empty_toolsets(config.mode, &policy, &config.actions.toolsets) {
+        report.note(&format!("toolsets: {problem}"));
+    }
     if !config.mode.executes() {
         report.note("docs mode: the server never contacts SnowLuma, so nothing more to check");
         return report.finish();
@@ -168,25 +187,32 @@ struct Report {
 
 impl Report {
     fn pass(&mut self, what: &str, detail: &str) {
-        println!("ok    {what}: {detail}");
+        line(format_args!("ok    {what}: {detail}"));
     }
 
     fn fail(&mut self, what: &str, detail: &str) {
         self.failed += 1;
-        println!("FAIL  {what}: {detail}");
+        line(format_args!("FAIL  {what}: {detail}"));
     }
 
     fn note(&mut self, detail: &str) {
-        println!("note  {detail}");
+        line(format_args!("note  {detail}"));
     }
 
     fn finish(self) -> ExitCode {
         if self.failed == 0 {
-            println!("all checks passed");
+            line(format_args!("all checks passed"));
             ExitCode::SUCCESS
         } else {
-            println!("{} check(s) failed", self.failed);
+            line(format_args!("{} check(s) failed", self.failed));
             ExitCode::FAILURE
         }
     }
+}
+
+/// One report line on stdout; a reader that went away (`check | head -1`) ends the output,
+/// not the process with a panic.
+fn line(text: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{text}");
 }

@@ -17,8 +17,26 @@ pub fn dispatch(args: &[OsString]) -> Option<ExitCode> {
         Some("catalog") => Some(catalog::main(rest)),
         Some("check") => Some(check::main(rest)),
         Some("audit") => Some(audit::main(rest)),
+        Some("help") => Some(help(rest)),
         _ => None,
     }
+}
+
+/// `snowluma-mcp help [catalog | check]`: the server's help, or a subcommand's.
+fn help(rest: &[OsString]) -> ExitCode {
+    match rest.first().and_then(|a| a.to_str()) {
+        None => print!("{}", crate::config::server_help()),
+        Some("catalog") => println!("{}", catalog::USAGE),
+        Some("check") => println!("{}", check::USAGE),
+        Some(other) => {
+            eprintln!(
+                "snowluma-mcp help: no command `{other}`; commands are catalog and check (or \
+                 `snowluma-mcp --help` for the server)"
+            );
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// One short note for a person who started the server in a terminal: it speaks MCP on stdin

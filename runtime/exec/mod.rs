@@ -10,6 +10,7 @@ mod classify;
 pub mod gate;
 mod history;
 pub mod policy;
+pub mod toolsets;
 
 use std::sync::Arc;
 

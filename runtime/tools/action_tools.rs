@@ -14,10 +14,11 @@ use super::services::Services;
 use crate::catalog::{ACTION_TOOLS, ACTIONS, Resolved, resolve};
 use crate::exec::{ActionArgs, gate};
 
-/// The typed action tool called `name`, when the toolsets include it. Only action names are
-/// tool names (aliases are not), so a tool is found by its exact name.
+/// The typed action tool called `name`, when the toolsets include it. Tool names are the
+/// generated ones (an action's name, or its safe spelling), never aliases.
 pub fn find(shared: &Services, name: &str) -> Option<Resolved> {
-    let resolved = resolve(name).filter(|r| r.alias.is_none())?;
+    let tool = ACTION_TOOLS.iter().find(|tool| tool.name == name)?;
+    let resolved = resolve(tool.action).filter(|r| r.alias.is_none())?;
     shared
         .executor
         .policy()
@@ -64,9 +65,17 @@ fn definition(index: usize) -> Definition {
         },
         read_only: meta.read_only,
         open_world: true,
-        meta: None,
+        // The action's real name, for clients that show or log it (the tool name may be a
+        // safe spelling of it).
+        meta: Some(Map::from_iter([(
+            ACTION_META_KEY.to_string(),
+            Value::from(generated.action),
+        )])),
     }
 }
+
+/// The typed tool's `_meta` key naming the OneBot action it runs.
+pub const ACTION_META_KEY: &str = "snowluma/action";
 
 /// The action's typed envelope or an answer that is not an envelope, like query_action's
 /// result; stream actions add the stream summaries, like invoke_action's.

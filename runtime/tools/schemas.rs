@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
+use schemars::transform::RestrictFormats;
 use serde_json::{Map, Value, json};
 
 use crate::outcome::ErrorKind;
@@ -16,6 +17,7 @@ use crate::outcome::ErrorKind;
 /// the generator's insertion order instead, and the committed text would change).
 pub fn input_of<T: JsonSchema>() -> Arc<Map<String, Value>> {
     let schema = SchemaSettings::draft2020_12()
+        .with_transform(RestrictFormats::default())
         .into_generator()
         .into_root_schema_for::<T>();
     match serde_json::to_value(schema).unwrap_or(Value::Null) {
@@ -74,6 +76,7 @@ pub fn schema_of<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12()
         .for_serialize()
         .with(|s| s.inline_subschemas = true)
+        .with_transform(RestrictFormats::default())
         .into_generator();
     let mut schema = generator.into_root_schema_for::<T>().to_value();
     if let Some(object) = schema.as_object_mut() {

@@ -13,13 +13,15 @@ use crate::model::StreamKind;
 pub fn emit(catalog: &Catalog) -> TokenStream {
     let count = catalog.actions.len();
     let tools = catalog.actions.iter().map(|a| {
-        let name = &a.name;
+        let name = &a.tool_name;
+        let action = &a.name;
         let description = description(catalog, a);
         let input = serde_json::to_string(&a.input_schema).expect("schemas serialize");
         let envelope = serde_json::to_string(&typed_envelope(a)).expect("schemas serialize");
         quote! {
             ActionTool {
                 name: #name,
+                action: #action,
                 description: #description,
                 input_schema: #input,
                 envelope_schema: #envelope,

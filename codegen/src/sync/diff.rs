@@ -105,11 +105,15 @@ pub fn compare(
         .iter()
         .filter(|a| ours(&a.name).is_none())
         .collect();
+    // Removed upstream: in spec/, not in this catalog, but in the one spec/ was last synced
+    // from. An action that catalog never had either was added to spec/ by hand (README "Adding
+    // an action"): it is ours, like a returnsSchema upstream lacks, not drift.
     let mut removed: Vec<&ActionFile> = spec
         .actions
         .iter()
         .map(|s| &s.value)
         .filter(|a| upstream.action(&a.name).is_none())
+        .filter(|a| baseline.is_none_or(|b| b.action(&a.name).is_some()))
         .collect();
     // A rename: one new and one vanished action with the same non-empty param shape.
     let pairs: Vec<(String, String)> = removed
