@@ -207,7 +207,7 @@ async fn cancellation_aborts_the_request_and_body_read() {
                 "_meta": modern_meta(json!({})) } }))
             .await;
         // Wait until the request reached SnowLuma, then cancel it.
-        wait_until(Duration::from_secs(5), || {
+        wait_until(raw_client::WAIT, || {
             fake.requests().len() >= (id as usize).div_ceil(2)
         })
         .await;

@@ -27,7 +27,6 @@ mod raw_client;
 mod stream_helpers;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use fake_snowluma::{FakeSnowLuma, Fault, USER_ID};
 use leak_audit::{Secrets, TraceIds};

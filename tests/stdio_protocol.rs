@@ -107,9 +107,7 @@ async fn the_log_reaches_stderr_while_the_server_runs() {
     let mut server = RawServer::spawn(&[("SNOWLUMA_MCP_LOG", "info")]);
     initialize(&mut server, "2025-11-25").await;
     let ready = format!("ready: {} actions", ACTIONS.len());
-    let line = server
-        .stderr_line(&ready, std::time::Duration::from_secs(10))
-        .await;
+    let line = server.stderr_line(&ready, raw_client::WAIT).await;
     assert!(line.is_some(), "no ready line on stderr while running");
     assert!(server.alive(), "the line came from a running server");
     let (code, stderr) = server.finish().await;

@@ -10,7 +10,6 @@ mod raw_client;
 mod stream_helpers;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -158,10 +157,10 @@ async fn cancellation_and_idle_timeouts_stop_the_transfer_and_clean_up() {
             "name": "invoke_action", "arguments": { "action": "download_file_stream", "params": { "file": file } },
             "_meta": modern_meta(json!({})) } }))
         .await;
-    wait_until(Duration::from_secs(5), || !dirs.downloaded().is_empty()).await;
+    wait_until(raw_client::WAIT, || !dirs.downloaded().is_empty()).await;
     assert_eq!(dirs.downloaded().len(), 1, "the transfer started writing");
     server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 5 } })).await;
-    wait_until(Duration::from_secs(5), || dirs.downloaded().is_empty()).await;
+    wait_until(raw_client::WAIT, || dirs.downloaded().is_empty()).await;
     assert!(
         dirs.downloaded().is_empty(),
         "cancellation removed the partial file"

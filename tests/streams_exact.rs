@@ -10,8 +10,6 @@ mod raw_client;
 #[path = "support/stream_helpers.rs"]
 mod stream_helpers;
 
-use std::time::Duration;
-
 use fake_snowluma::{FakeSnowLuma, Fault};
 use raw_client::{modern_meta, structured, wait_until};
 use serde_json::json;

@@ -10,7 +10,6 @@ mod raw_client;
 mod stream_helpers;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::time::Duration;
 
 use fake_snowluma::{FakeSnowLuma, Fault};
 use raw_client::{RawServer, modern_meta, structured, wait_until};

@@ -11,7 +11,7 @@ mod raw_client;
 mod stream_helpers;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
@@ -164,7 +164,7 @@ async fn the_stream_limit_answers_busy_and_runtime_info_reports_stream_settings(
             "name": "invoke_action", "arguments": { "action": "download_file_stream", "params": { "file": file } },
             "_meta": modern_meta(json!({})) } }))
         .await;
-    wait_until(Duration::from_secs(5), || !fake.requests().is_empty()).await;
+    wait_until(raw_client::WAIT, || !fake.requests().is_empty()).await;
     let (response, body) = invoke(
         &mut server,
         2,

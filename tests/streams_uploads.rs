@@ -234,7 +234,7 @@ async fn a_cancelled_upload_is_reset() {
             "name": "invoke_action", "arguments": { "action": "upload_file_stream", "execution": { "input_file": "big.bin" } },
             "_meta": modern_meta(json!({})) } }))
         .await;
-    wait_until(Duration::from_secs(5), || {
+    wait_until(raw_client::WAIT, || {
         fake.requests_for("upload_file_stream").len() >= 2
     })
     .await;
@@ -245,7 +245,7 @@ async fn a_cancelled_upload_is_reset() {
             .filter(|r| r.json().unwrap()["params"]["reset"] == true)
             .collect::<Vec<_>>()
     };
-    wait_until(Duration::from_secs(8), || !resets().is_empty()).await;
+    wait_until(raw_client::WAIT, || !resets().is_empty()).await;
     let reset = resets()
         .pop()
         .expect("a reset was sent after the cancellation");

@@ -11,8 +11,6 @@ mod raw_client;
 #[path = "support/task_stdio.rs"]
 mod task_stdio;
 
-use std::time::Duration;
-
 use fake_snowluma::FakeSnowLuma;
 use gated_relay::GatedRelay;
 use raw_client::{structured, wait_until};
@@ -41,7 +39,7 @@ async fn four_background_downloads_share_two_slots_and_all_complete() {
     }
     // Two transfers reached SnowLuma; the other two tasks wait, still `working`, and say why.
     let waiting = wait_for_waiting(&mut server, 100, &ids, 2).await;
-    wait_until(Duration::from_secs(30), || {
+    wait_until(raw_client::WAIT, || {
         fake.requests_for("download_file_stream").len() == 2
     })
     .await;
@@ -105,7 +103,7 @@ async fn other_requests_are_answered_while_a_task_record_write_is_held() {
     // The disk stalls; a second task's first record write is held.
     std::fs::write(&hold, b"").unwrap();
     server.send(&start_request(1000, args)).await;
-    wait_until(Duration::from_secs(30), || held.exists()).await;
+    wait_until(raw_client::WAIT, || held.exists()).await;
     assert!(held.exists(), "the record write never reached the disk");
 
     // Meanwhile the server answers everything else: the tool list, another task's saved

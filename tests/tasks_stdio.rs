@@ -11,7 +11,6 @@ mod raw_client;
 mod task_stdio;
 
 use std::os::unix::fs::PermissionsExt;
-use std::time::Duration;
 
 use fake_snowluma::{FakeSnowLuma, Fault};
 use raw_client::{RawServer, assert_valid, modern_meta, structured, wait_until};

@@ -102,7 +102,7 @@ impl Held {
             from,
             returned: self.total(),
             truncated: true,
-            continuation: (left > 0).then(|| "x".repeat(super::TOKEN_CHARS)),
+            continuation: (left > 0).then(|| "x".repeat(super::handle::TOKEN_CHARS)),
         };
         let overhead = text_chars(&self.build(from, 0, None, &widest));
         let room = budget.saturating_sub(overhead);

@@ -5,7 +5,9 @@
 //! from a signed continuation handle.
 
 mod cut;
+mod handle;
 mod store;
 
 pub use cut::{Held, PAGE_KEY, fits, text_chars};
-pub use store::{ContinuationStore, OpenError, StoreLimits, TOKEN_CHARS};
+pub use handle::TOKEN_CHARS;
+pub use store::{ContinuationStore, OpenError, StoreLimits};

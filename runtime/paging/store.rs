@@ -16,21 +16,11 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 use super::Held;
+use super::handle::{PAYLOAD, PREFIX, TAG};
 use crate::input::Clock;
-
-/// Format tag of a handle; bumping it retires every older handle.
-const PREFIX: &str = "slp1.";
 
 /// Mixed into every tag so these tags can never be mistaken for another use of the key.
 const TAG_DOMAIN: &[u8] = b"snowluma-mcp/paging/continuation/v1\0";
-
-/// Held-result id, next element, expiry (ms on the store's clock), tag.
-const PAYLOAD: usize = 8 + 8 + 8;
-const TAG: usize = 32;
-
-/// Characters of every handle: they all have the same length, so a page can be sized before
-/// its handle exists.
-pub const TOKEN_CHARS: usize = PREFIX.len() + ((PAYLOAD + TAG) * 4).div_ceil(3);
 
 type HmacSha256 = Hmac<Sha256>;
 

@@ -32,7 +32,7 @@ impl Shared {
             services: Services::new(config)?,
             tool_lists: ToolLists::default(),
         });
-        super::tool_cap::check(&shared)?;
+        super::tool_cap::check(&shared.services)?;
         Ok(shared)
     }
 }

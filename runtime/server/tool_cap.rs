@@ -4,15 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use super::session::Shared;
-use crate::catalog::resolve;
 use crate::exec::ClientCapabilities;
-use crate::tools::action_tools;
 use crate::tools::registry::TOOLS;
+use crate::tools::{Services, action_tools};
 
 /// The most tools `tools/list` can hold for any client (every optional capability declared),
 /// checked against the cap.
-pub fn check(shared: &Shared) -> Result<(), String> {
+pub fn check(shared: &Services) -> Result<(), String> {
     let Some(max) = shared.config.results.max_tools else {
         return Ok(());
     };
@@ -32,7 +30,8 @@ pub fn check(shared: &Shared) -> Result<(), String> {
     }
     let mut per_toolset: BTreeMap<&str, usize> = BTreeMap::new();
     for tool in &typed {
-        if let Some(resolved) = resolve(&tool.name) {
+        // A typed tool's name may be a safe spelling of its action's: look it up as one.
+        if let Some(resolved) = action_tools::find(shared, tool.name) {
             *per_toolset.entry(resolved.meta.category().id).or_default() += 1;
         }
     }
