@@ -268,7 +268,7 @@ mod tests {
         let store = store(&clock, StoreLimits::default());
         let id = store.hold("session-1", held(10)).unwrap();
         let handle = store.handle("session-1", id, 4);
-        assert_eq!(handle.len(), TOKEN_CHARS);
+        assert_eq!(handle.len(), super::super::TOKEN_CHARS);
         let (_, result, from) = store.open("session-1", &handle).unwrap();
         assert_eq!((result.total(), from), (10, 4));
         assert_eq!(
