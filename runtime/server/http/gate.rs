@@ -3,6 +3,12 @@
 //! learns nothing), the bearer token (401), the in-flight request cap (503), the body cap
 //! (413), an unknown session on DELETE (404; rmcp would answer 202), and the session cap
 //! (503) on `initialize`.
+//!
+//! Kept by hand rather than tower-http's RequestBodyLimitLayer/TimeoutLayer and tower's
+//! ConcurrencyLimitLayer (issue 35): those answer 413/408 with their own bodies instead of a
+//! JSON-RPC error naming the setting, time the whole request instead of the body read, and
+//! queue instead of refusing with 503 (and free the slot when the head is sent, while an open
+//! SSE stream must keep it). The body cap itself is http-body-util's `Limited`.
 
 use std::sync::Arc;
 use std::time::Duration;
