@@ -39,7 +39,7 @@ DIST = REPO / "dist"
 INSTALL_ROOT = REPO / "target" / "install-root"
 SCHEMA_CACHE = REPO / "target" / "registry-schema"
 SCHEMA_MEMBER = "skillsaw/schemas/mcp_registry/v2025_12_11/server.schema.json"
-DOCS_TOOLS = ["list_actions", "search_actions", "get_action", "list_categories", "get_runtime_info", "preview_message"]
+DOCS_TOOLS = ["list_actions", "search_actions", "get_action", "list_categories", "get_runtime_info", "preview_message", "read_more"]
 #: Bounds that only a hang reaches.
 SESSION_TIMEOUT_S = 60
 READ_TIMEOUT_S = 30

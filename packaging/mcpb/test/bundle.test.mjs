@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { getMcpConfigForManifest, unpackExtension } from "@anthropic-ai/mcpb";
 
 const REPO = resolve(fileURLToPath(import.meta.url), "../../../..");
-const DOCS_TOOLS = ["list_actions", "search_actions", "get_action", "list_categories", "get_runtime_info", "preview_message"];
+const DOCS_TOOLS = ["list_actions", "search_actions", "get_action", "list_categories", "get_runtime_info", "preview_message", "read_more"];
 const TOKEN = "bundle-test-token-7f3a";
 // Generous bound for one round trip: only a hang reaches it.
 const REPLY_TIMEOUT_MS = 30_000;
