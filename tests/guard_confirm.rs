@@ -198,20 +198,6 @@ async fn danger_asks_only_for_dangerous_actions() {
     server.finish().await;
 }
 
-async fn initialize(server: &mut RawServer, capabilities: Value) {
-    let init = server
-        .request(
-            0,
-            "initialize",
-            json!({ "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": { "name": "raw-legacy", "version": "1" } }),
-        )
-        .await;
-    assert!(init["result"]["protocolVersion"].is_string(), "{init}");
-    server
-        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-        .await;
-}
-
 /// Sends a legacy tools/call; answers the `elicitation/create` that comes with `result` and
 /// returns the call's response with the prompt's message.
 async fn legacy(
@@ -246,7 +232,7 @@ async fn legacy(
 #[tokio::test]
 async fn legacy_sessions_confirm_through_elicitation_create() {
     let (fake, mut server) = start("writes", &[("SNOWLUMA_MCP_TOOLSETS", "message")]).await;
-    initialize(&mut server, forms()).await;
+    server.initialize_legacy(forms()).await;
     let (done, message) = legacy(
         &mut server,
         1,
@@ -282,7 +268,7 @@ async fn legacy_sessions_confirm_through_elicitation_create() {
 #[tokio::test]
 async fn legacy_sessions_without_elicitation_are_refused() {
     let (fake, mut server) = start("writes", &[]).await;
-    initialize(&mut server, json!({})).await;
+    server.initialize_legacy(json!({})).await;
     let response = server
         .request(
             1,

@@ -15,20 +15,6 @@ use serde_json::{Value, json};
 use input_helpers::*;
 use raw_client::{RawServer, structured};
 
-async fn initialize(server: &mut RawServer, capabilities: Value) {
-    let init = server
-        .request(
-            0,
-            "initialize",
-            json!({ "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": { "name": "raw-legacy", "version": "1" } }),
-        )
-        .await;
-    assert!(init["result"]["protocolVersion"].is_string(), "{init}");
-    server
-        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-        .await;
-}
-
 /// Sends a legacy tools/call and returns the server's `elicitation/create` request.
 async fn legacy_call_until_prompt(
     server: &mut RawServer,
@@ -62,7 +48,9 @@ async fn answer_prompt(server: &mut RawServer, prompt: &Value, result: Value) {
 #[tokio::test]
 async fn legacy_sessions_answer_through_elicitation_create() {
     let (fake, mut server) = start(&[]).await;
-    initialize(&mut server, json!({ "elicitation": { "form": {} } })).await;
+    server
+        .initialize_legacy(json!({ "elicitation": { "form": {} } }))
+        .await;
 
     let prompt = legacy_call_until_prompt(
         &mut server,
@@ -139,7 +127,7 @@ async fn legacy_sessions_answer_through_elicitation_create() {
 #[tokio::test]
 async fn legacy_unanswered_prompts_end_cleanly_and_formless_sessions_get_an_error() {
     let (fake, mut server) = start(&[("SNOWLUMA_MCP_INPUT_STATE_TTL_MS", "300")]).await;
-    initialize(&mut server, json!({ "elicitation": {} })).await;
+    server.initialize_legacy(json!({ "elicitation": {} })).await;
     let _prompt = legacy_call_until_prompt(
         &mut server,
         1,
@@ -153,7 +141,7 @@ async fn legacy_unanswered_prompts_end_cleanly_and_formless_sessions_get_an_erro
     server.finish().await;
 
     let (_, mut formless) = start(&[]).await;
-    initialize(&mut formless, json!({})).await;
+    formless.initialize_legacy(json!({})).await;
     let r = formless
         .request(
             1,

@@ -147,6 +147,21 @@ impl RawServer {
         self.send_line(&message.to_string()).await;
     }
 
+    /// Opens a legacy (2025-11-25) session declaring `capabilities`: `initialize`, then
+    /// `notifications/initialized`.
+    pub async fn initialize_legacy(&mut self, capabilities: Value) {
+        let init = self
+            .request(
+                0,
+                "initialize",
+                json!({ "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": { "name": "raw-legacy", "version": "1" } }),
+            )
+            .await;
+        assert!(init["result"]["protocolVersion"].is_string(), "{init}");
+        self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+    }
+
     /// Sends a request and waits for the message with its id.
     pub async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
