@@ -102,10 +102,17 @@ async fn toolsets_list_typed_tools_by_mode_and_run_them_through_the_pipeline() {
     );
     let status = listed.iter().find(|t| t["name"] == "get_status").unwrap();
     assert_eq!(status["annotations"]["readOnlyHint"], json!(true));
-    // The inputSchema is the action's params schema, as get_action documents it.
+    // The inputSchema is the action's params schema, as get_action documents it, plus the
+    // `budget` argument every tool takes.
     let (_, contract) = call(&mut server, 2, "get_action", json!({ "name": "get_msg" })).await;
     let get_msg = listed.iter().find(|t| t["name"] == "get_msg").unwrap();
-    assert_eq!(get_msg["inputSchema"], contract["result"]["inputSchema"]);
+    let mut input = get_msg["inputSchema"].clone();
+    let budget = input["properties"]
+        .as_object_mut()
+        .unwrap()
+        .remove("budget");
+    assert_eq!(budget.unwrap()["minimum"], 1000);
+    assert_eq!(input, contract["result"]["inputSchema"]);
     // outputSchema: data is typed by the returnsSchema.
     let data_schema = &status["outputSchema"]["properties"]["result"]["anyOf"][0]["oneOf"][0]["then"]
         ["properties"]["data"];

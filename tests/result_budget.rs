@@ -1,6 +1,6 @@
 //! Results that fit the client, end to end over both transports and both protocol
-//! generations: a 3,000-member `get_group_member_list` and a 200-message
-//! `get_group_msg_history` (SnowLuma's cap) through the fake, paged at budgets 8,000 and 2,000
+//! generations: a 3,000-member `get_group_member_list` and a `get_group_msg_history` asking
+//! for 500 messages (SnowLuma answers at most 200) through the fake, paged at budgets 8,000 and 2,000
 //! and read back with `read_more`; the docs tools within the HTTP default; continuations that
 //! are tampered with, another client's or expired; the `budget` argument; plain JSON answers
 //! over HTTP; and SNOWLUMA_MCP_MAX_TOOLS at start-up.
@@ -11,79 +11,16 @@ mod fake_snowluma;
 mod http_server;
 #[path = "support/mcp_peer.rs"]
 mod mcp_peer;
+#[path = "support/pages.rs"]
+mod pages;
 #[path = "support/raw_client.rs"]
 mod raw_client;
 
 use fake_snowluma::{FakeSnowLuma, LARGE_GROUP_ID, LARGE_GROUP_MEMBERS};
 use http_server::{HttpServer, TOKEN, in_session, open_session};
-use mcp_peer::{EVERY_KIND, Peer, PeerKind, ToolCall, Transport};
+use mcp_peer::{EVERY_KIND, Peer, PeerKind, Transport};
+use pages::{elements, joined, page, read_all, text_chars};
 use serde_json::{Value, json};
-
-/// The characters of a result's text content (every text block).
-fn text_chars(call: &ToolCall) -> usize {
-    call.response["result"]["content"]
-        .as_array()
-        .expect("content")
-        .iter()
-        .map(|block| {
-            block["text"]
-                .as_str()
-                .expect("a text block")
-                .chars()
-                .count()
-        })
-        .sum()
-}
-
-fn page(call: &ToolCall) -> &Value {
-    &call.body["diagnostics"]["page"]
-}
-
-/// The array a page holds, at the page's `path` (`result.data`, `result.data.messages`).
-fn elements(call: &ToolCall) -> Vec<Value> {
-    let path = page(call)["path"].as_str().expect("page.path");
-    let mut at = &call.body;
-    for key in path.split('.') {
-        at = &at[key];
-    }
-    at.as_array()
-        .cloned()
-        .unwrap_or_else(|| panic!("{path} is not an array"))
-}
-
-/// Calls `tool`, then read_more until the last page, checking each page; returns the pages.
-async fn read_all(peer: &mut Peer, tool: &str, args: Value, budget: usize) -> Vec<ToolCall> {
-    let first = peer.call(tool, args).await;
-    assert!(!first.is_error, "{}: {}", peer.kind, first.body);
-    let mut pages = vec![first];
-    loop {
-        let last = pages.last().unwrap();
-        let chars = text_chars(last);
-        assert!(
-            chars <= budget,
-            "{}: a page of {chars} characters over {budget}",
-            peer.kind
-        );
-        let summary = last.response["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap();
-        assert!(summary.starts_with("Page: elements "), "{summary}");
-        let Some(continuation) = page(last)["continuation"].as_str().map(str::to_string) else {
-            assert!(summary.contains("last page"), "{summary}");
-            break;
-        };
-        assert!(summary.contains("read_more"), "{summary}");
-        let next = peer
-            .call(
-                "read_more",
-                json!({ "continuation": continuation, "budget": budget }),
-            )
-            .await;
-        assert!(!next.is_error, "{}: {}", peer.kind, next.body);
-        pages.push(next);
-    }
-    pages
-}
 
 /// The whole result over stdio, where the default budget is unlimited.
 async fn unpaged(fake: &FakeSnowLuma, tool: &str, args: Value) -> Value {
@@ -109,13 +46,15 @@ async fn large_results_page_and_concatenate_in_every_generation_and_transport() 
     let fake = FakeSnowLuma::start(None).await;
     let members =
         json!({ "action": "get_group_member_list", "params": { "group_id": LARGE_GROUP_ID } });
-    let history = json!({ "action": "get_group_msg_history", "params": { "group_id": LARGE_GROUP_ID, "count": 200 } });
+    let history = json!({ "action": "get_group_msg_history", "params": { "group_id": LARGE_GROUP_ID, "count": 500 } });
     let full_members = unpaged(&fake, "query_action", members.clone()).await;
     let full_history = unpaged(&fake, "query_action", history.clone()).await;
     assert_eq!(
         full_members["data"].as_array().unwrap().len(),
         LARGE_GROUP_MEMBERS as usize
     );
+    // 500 asked, 200 answered: SnowLuma caps one history request at 200 messages
+    // (HISTORY_MAX_COUNT in packages/core), and so does the fake.
     assert_eq!(
         full_history["data"]["messages"].as_array().unwrap().len(),
         200
@@ -138,17 +77,11 @@ async fn large_results_page_and_concatenate_in_every_generation_and_transport() 
             let mut args = args.clone();
             args["budget"] = json!(budget);
             let pages = read_all(&mut peer, "query_action", args, budget).await;
-            let mut joined = Vec::new();
-            for (n, call) in pages.iter().enumerate() {
-                assert_eq!(page(call)["path"], path);
-                assert_eq!(page(call)["from"], joined.len());
+            let joined = joined(&pages, path, full_len(full, path));
+            for call in &pages {
                 // Each page is the envelope with every key, the array cut.
                 assert_eq!(call.body["result"]["status"], "ok");
                 assert_eq!(call.body["result"]["retcode"], 0);
-                let got = elements(call);
-                assert_eq!(page(call)["returned"], got.len(), "page {n}");
-                assert_eq!(page(call)["total"], full_len(full, path));
-                joined.extend(got);
             }
             assert!(
                 pages.len() > 2,

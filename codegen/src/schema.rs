@@ -4,6 +4,10 @@ use serde_json::{Map, Value, json};
 
 use crate::model::ParamDef;
 
+/// Argument names the server's typed action tools take beside an action's params (the
+/// runtime's `read_more::BUDGET_ARG`), so no param may be called that.
+pub const RESERVED_PARAMS: &[&str] = &["budget"];
+
 /// The param types SnowLuma's action kit knows, in the spec's spelling.
 pub const PARAM_TYPES: &[&str] = &[
     "uint",

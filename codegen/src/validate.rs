@@ -8,7 +8,9 @@ use serde_json::Value;
 use crate::error::{SpecError, nearest};
 use crate::load::{ActionSource, Spec};
 use crate::model::ParamDef;
-use crate::schema::{CHECKS, PARAM_TYPES, ROLES, input_schema, param_schema, type_synonym};
+use crate::schema::{
+    CHECKS, PARAM_TYPES, RESERVED_PARAMS, ROLES, input_schema, param_schema, type_synonym,
+};
 
 pub fn validate(spec: &Spec) -> Vec<SpecError> {
     let mut errors = Vec::new();
@@ -196,6 +198,16 @@ impl ActionCheck<'_> {
                 self.fail(
                     &at("name"),
                     format!("duplicate param `{}`", param.name),
+                    None,
+                );
+            }
+            if RESERVED_PARAMS.contains(&param.name.as_str()) {
+                self.fail(
+                    &at("name"),
+                    format!(
+                        "param `{}` is reserved: every typed action tool takes it for its own use (the result budget)",
+                        param.name
+                    ),
                     None,
                 );
             }

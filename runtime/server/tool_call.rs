@@ -39,14 +39,6 @@ impl SnowlumaServer {
         ErrorData::invalid_params(format!("tool not found: {tool}"), None)
     }
 
-    /// The result budget of this transport's setting (`None`: unlimited).
-    fn budget_setting(&self) -> Option<usize> {
-        self.shared
-            .config
-            .results
-            .budget(self.shared.config.http.is_some())
-    }
-
     /// The task manager for a tasks/* request (rmcp already refused clients that did not
     /// declare the extension, and every request when the server does not advertise it).
     pub(super) fn task_manager(
@@ -80,12 +72,32 @@ impl SnowlumaServer {
         trace: &TraceContext,
         started: Instant,
     ) -> CallToolResponse {
+        // `budget` is the one argument a typed tool takes beyond the action's params.
+        let mut arguments = request.arguments;
+        let budget = match read_more::take_budget(
+            &mut arguments,
+            &self.shared.config.results,
+            self.shared.config.http.is_some(),
+        ) {
+            Ok(budget) => budget,
+            Err(refusal) => {
+                trace::log_call(
+                    action.meta.name,
+                    trace,
+                    refusal.outcome().as_str(),
+                    refusal.diagnostics.kind,
+                    started.elapsed(),
+                );
+                let meta = result_meta(ctx).unwrap_or_default();
+                return render::into_result(refusal, trace, meta, self.structured).into();
+            }
+        };
         let call = Call {
             shared: &self.shared.services,
             principal: self.principal(&self.session),
             owner: self.session_for(ctx).principal.clone(),
             events: connection_events(&self.session),
-            args: request.arguments,
+            args: arguments,
             trace,
             cancel: &ctx.ct,
             progress: progress::for_request(&ctx.peer, ctx.meta.get_progress_token()),
@@ -97,7 +109,7 @@ impl SnowlumaServer {
                 client: &ctx.peer,
             },
             stored_result: render::stored_result,
-            budget: self.budget_setting(),
+            budget,
         };
         let reply = match action_tools::call(action, call).await {
             Answer::Reply(reply) => reply,
@@ -117,7 +129,7 @@ impl SnowlumaServer {
         };
         let reply = read_more::fit(
             reply,
-            self.budget_setting(),
+            budget,
             &self.shared.pages,
             &self.session_for(ctx).principal,
         );

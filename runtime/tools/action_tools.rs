@@ -60,7 +60,7 @@ fn definition(index: usize) -> Definition {
         title: meta.summary,
         description: generated.description,
         schemas: Schemas {
-            input: Arc::new(input),
+            input: super::read_more::with_budget(Arc::new(input)),
             output,
         },
         read_only: meta.read_only,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::call::{Answer, Call};
+use super::read_more;
 use crate::exec::{Access, ActionArgs, Capability, Entry, Requirement};
 use crate::guard::{Caller, CannotAsk};
 use crate::outcome::{ErrorKind, ToolReply, parse_args};
@@ -137,6 +138,8 @@ async fn start(mut call: Call<'_>) -> Result<TaskHandle, ToolReply> {
     let shared = Arc::clone(call.shared);
     let trace = call.trace.clone();
     let principal = call.principal.clone();
+    let owner = call.owner.clone();
+    let budget = call.budget;
     let stored_result = call.stored_result;
     manager
         .start(resolved.meta.name, move |cancel, progress| async move {
@@ -163,6 +166,9 @@ async fn start(mut call: Call<'_>) -> Result<TaskHandle, ToolReply> {
             let honoured_cancel =
                 cancel.is_cancelled() && reply.diagnostics.kind == Some(ErrorKind::Cancelled);
             let is_error = reply.is_error;
+            // Paged like every tool result (a frame collection can be large): the saved result
+            // is the first page, the rest held for read_more by whoever started the task.
+            let reply = read_more::fit(reply, budget, &shared.pages, &owner);
             // Saved exactly as invoke_action would have answered, so tasks/get can return it.
             let result = stored_result(reply, &trace);
             if honoured_cancel {

@@ -1,13 +1,14 @@
 """Results that fit the client, driven by the python MCP SDK (`mcp` 2.3.0) in both protocol
 generations (``mode="legacy"`` and ``mode="auto"``, 2026-07-28), over Streamable HTTP and
 stdio, against the fake SnowLuma's large group (3,000 members, about 1.4 MB of JSON; a
-200-message history, SnowLuma's cap):
+history request for 500 messages, answered with 200 as SnowLuma caps it):
 
 - unpaged (SNOWLUMA_MCP_RESULT_BUDGET=0) over HTTP the whole member list arrives: it is answered
   as one JSON body, where an SSE event of that size is refused by this SDK (over 1 MiB);
 - paged at budgets 8,000 (the HTTP default) and 2,000, every page is valid JSON of the
   documented shape within the budget, and the pages read with `read_more` concatenate to
-  exactly the original array.
+  exactly the original array;
+- a typed action tool (SNOWLUMA_MCP_TOOLSETS) takes the same `budget` and pages the same way.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ BODY_TIMEOUT_S = 240
 mode_param = pytest.mark.parametrize("mode", MODES)
 
 MEMBERS = {"action": "get_group_member_list", "params": {"group_id": LARGE_GROUP_ID}}
-HISTORY = {"action": "get_group_msg_history", "params": {"group_id": LARGE_GROUP_ID, "count": 200}}
+#: 500 asked, 200 answered: SnowLuma caps one history request at 200 messages.
+HISTORY = {"action": "get_group_msg_history", "params": {"group_id": LARGE_GROUP_ID, "count": 500}}
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +78,12 @@ def at_path(structured: dict[str, Any], path: str) -> list[Any]:
     return value
 
 
-async def read_all(c: Client, arguments: dict[str, Any], budget: int, path: str) -> list[Any]:
-    """query_action, then read_more to the last page; checks every page; returns the elements."""
-    result, structured = await call(c, "query_action", {**arguments, "budget": budget})
+async def read_all(
+    c: Client, arguments: dict[str, Any], budget: int, path: str, tool: str = "query_action"
+) -> list[Any]:
+    """`tool` (query_action by default), then read_more to the last page; checks every page;
+    returns the elements."""
+    result, structured = await call(c, tool, {**arguments, "budget": budget})
     joined: list[Any] = []
     pages = 0
     while True:
@@ -148,5 +153,28 @@ def test_http_pages_concatenate_to_the_original(mode: str, fake: Fake) -> None:
                 for budget in (8000, 2000):
                     got = await read_all(c, HISTORY, budget, "result.data.messages")
                     assert got == history["result"]["data"]["messages"]
+
+        run(body)
+
+
+@mode_param
+def test_http_typed_tool_pages_like_query_action(mode: str, fake: Fake) -> None:
+    env = {
+        "SNOWLUMA_MCP_HTTP_TOKEN": TOKEN,
+        "SNOWLUMA_MCP_MODE": "read",
+        "SNOWLUMA_MCP_ENDPOINT": fake.url,
+        "SNOWLUMA_MCP_TOKEN": fake.token,
+        "SNOWLUMA_MCP_TOOLSETS": "extended",
+    }
+    with http_server(env) as server:
+
+        async def body() -> None:
+            async with Client(server_params(fake, "read"), mode=mode, read_timeout_seconds=READ_TIMEOUT_S) as stdio:
+                _, history = await call(stdio, "query_action", HISTORY)
+            messages = history["result"]["data"]["messages"]
+            assert len(messages) == 200
+            async with http_client(server, mode) as c:
+                got = await read_all(c, HISTORY["params"], 2000, "result.data.messages", "get_group_msg_history")
+                assert got == messages
 
         run(body)

@@ -177,6 +177,10 @@ pub enum Fault {
     /// (1.4 MB as JSON) instead of "Index-> N", as a SnowLuma streaming large
     /// frames would; a saved result of them outgrows a 16 MiB task record.
     BigFrames,
+    /// test_download_stream: this many "Index-> N" data frames instead of SnowLuma's ten, as a
+    /// stream action that sends a long series of small frames would (a frame collection larger
+    /// than a result budget).
+    ManyFrames(usize),
     /// Downloads: file_info says `file_size: 0`, as SnowLuma does for any
     /// source whose size it does not know (see [`FakeSnowLuma::add_url_file`]
     /// for the whole URL behaviour, with varying chunk sizes).

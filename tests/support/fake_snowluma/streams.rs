@@ -299,7 +299,11 @@ pub(super) async fn run(job: StreamJob, mut sink: FrameSink) {
         StreamJob::Terminal(envelope) => envelope,
         StreamJob::Test { error } => {
             let big = sink.fault == Some(Fault::BigFrames);
-            for i in 1..=10 {
+            let count = match sink.fault {
+                Some(Fault::ManyFrames(count)) => count,
+                _ => 10,
+            };
+            for i in 1..=count {
                 let data = if big {
                     "\"".repeat(700_000)
                 } else {
