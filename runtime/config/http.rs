@@ -2,7 +2,6 @@
 //! origin behind a TLS-terminating proxy, the bearer token clients must present, and the
 //! session and request bounds. stdio stays the default; none of this applies to it.
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,7 +9,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::ConfigError;
-use super::secret::{SecretSource, read_secret};
+use super::principals::{Credentials, TOKENS_FILE_SETTING};
+use super::secret::{SecretSource, read_secret, refuse_shared_file};
 
 /// How MCP clients reach this server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -54,6 +54,11 @@ pub struct HttpFlags {
     #[arg(long, env = "SNOWLUMA_MCP_HTTP_TOKEN_FILE")]
     http_token_file: Option<PathBuf>,
 
+    /// File of named client tokens, one `name token` pair a line; each name is a principal
+    /// that owns its own tasks, event resources and input prompts (mode 600; http only)
+    #[arg(long, env = "SNOWLUMA_MCP_HTTP_TOKENS_FILE")]
+    http_tokens_file: Option<PathBuf>,
+
     /// Seconds a session may stay idle before it ends and its resources are released
     #[arg(long, env = "SNOWLUMA_MCP_HTTP_IDLE_SECS", default_value_t = 1800)]
     http_idle_secs: u64,
@@ -69,27 +74,6 @@ pub struct HttpFlags {
     /// Most HTTP requests in progress at once, open event streams included
     #[arg(long, env = "SNOWLUMA_MCP_HTTP_MAX_REQUESTS", default_value_t = 128)]
     http_max_requests: usize,
-}
-
-/// The bearer token HTTP clients must present. Never printed.
-#[derive(Clone)]
-pub struct HttpToken(String);
-
-impl HttpToken {
-    pub fn as_bytes(&self) -> &[u8] {
-        self.0.as_bytes()
-    }
-
-    #[cfg(test)]
-    pub fn for_tests(token: &str) -> HttpToken {
-        HttpToken(token.to_string())
-    }
-}
-
-impl fmt::Debug for HttpToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("HttpToken(<redacted>)")
-    }
 }
 
 /// `https://host[:port]` as given by `--public-origin`, already validated.
@@ -108,8 +92,9 @@ pub struct HttpConfig {
     pub listen: SocketAddr,
     pub path: String,
     pub public_origin: Option<PublicOrigin>,
-    /// `None` only when listening on loopback (start-up warns).
-    pub token: Option<HttpToken>,
+    /// The tokens clients may present, each naming a principal; `None` only when listening
+    /// on loopback (start-up warns, and every request is the principal `default`).
+    pub credentials: Option<Credentials>,
     pub idle_timeout: Duration,
     pub max_sessions: usize,
     pub max_body_bytes: usize,
@@ -135,6 +120,7 @@ impl HttpFlags {
             .map(|o| parse_public_origin(&o))
             .transpose()?;
         let token = read_http_token(self.http_token_file.as_deref())?;
+        let credentials = read_credentials(token, self.http_tokens_file.as_deref())?;
         let loopback = listen.ip().is_loopback();
         if !loopback && public_origin.is_none() {
             return Err(ConfigError(format!(
@@ -143,10 +129,10 @@ impl HttpFlags {
                  TLS-terminating proxy); or listen on 127.0.0.1"
             )));
         }
-        if !loopback && token.is_none() {
+        if !loopback && credentials.is_none() {
             return Err(ConfigError(format!(
                 "listening on {listen}, which is not a loopback address, needs a client token: set \
-                 SNOWLUMA_MCP_HTTP_TOKEN or SNOWLUMA_MCP_HTTP_TOKEN_FILE"
+                 SNOWLUMA_MCP_HTTP_TOKEN, SNOWLUMA_MCP_HTTP_TOKEN_FILE or SNOWLUMA_MCP_HTTP_TOKENS_FILE"
             )));
         }
         if !(1..=86_400).contains(&self.http_idle_secs) {
@@ -177,7 +163,7 @@ impl HttpFlags {
             listen,
             path,
             public_origin,
-            token,
+            credentials,
             idle_timeout: Duration::from_secs(self.http_idle_secs),
             max_sessions: self.http_max_sessions,
             max_body_bytes: self.http_max_body_bytes,
@@ -206,9 +192,15 @@ fn check_path(path: &str) -> Result<String, ConfigError> {
 /// `https://host[:port]`: no credentials, path, query, fragment or wildcard.
 pub fn parse_public_origin(text: &str) -> Result<PublicOrigin, ConfigError> {
     let text = text.trim();
+    // A value with `@` may carry a password: it is never repeated in an error.
+    let shown = if text.contains('@') {
+        "(value not shown: it holds `@`)"
+    } else {
+        text
+    };
     let bad = |why: &str| {
         ConfigError(format!(
-            "SNOWLUMA_MCP_PUBLIC_ORIGIN `{text}` {why}; give the https://host[:port] clients use, \
+            "SNOWLUMA_MCP_PUBLIC_ORIGIN `{shown}` {why}; give the https://host[:port] clients use, \
              e.g. https://mcp.example.com"
         ))
     };
@@ -220,7 +212,12 @@ pub fn parse_public_origin(text: &str) -> Result<PublicOrigin, ConfigError> {
         return Err(bad("must use https (TLS terminates at your reverse proxy)"));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(bad("must not contain credentials"));
+        // Never echo the text: it holds a password.
+        return Err(ConfigError(
+            "SNOWLUMA_MCP_PUBLIC_ORIGIN must not contain credentials (user:password@); give the \
+             https://host[:port] clients use, e.g. https://mcp.example.com"
+                .into(),
+        ));
     }
     // The URL parser turns an empty path into `/`; anything longer is a path.
     if url.path() != "/" || text.trim_end_matches('/').len() + 1 < text.len() {
@@ -246,7 +243,10 @@ pub fn parse_public_origin(text: &str) -> Result<PublicOrigin, ConfigError> {
 /// `SNOWLUMA_MCP_HTTP_TOKEN`, or the whole of the token file with one trailing newline
 /// trimmed; both at once is ambiguous. Kept apart from SnowLuma's token on purpose: the one
 /// who may use this server is not necessarily the one SnowLuma trusts.
-fn read_http_token(file: Option<&Path>) -> Result<Option<HttpToken>, ConfigError> {
+fn read_http_token(file: Option<&Path>) -> Result<Option<String>, ConfigError> {
+    if let Some(file) = file {
+        refuse_shared_file(file, "SNOWLUMA_MCP_HTTP_TOKEN_FILE")?;
+    }
     let token = read_secret(
         &SecretSource {
             env: "SNOWLUMA_MCP_HTTP_TOKEN",
@@ -264,7 +264,32 @@ fn read_http_token(file: Option<&Path>) -> Result<Option<HttpToken>, ConfigError
                 .into(),
         ));
     }
-    Ok(token.map(HttpToken))
+    Ok(token)
+}
+
+/// The single token (principal `default`) and the tokens file's principals; `None` when
+/// neither is set.
+fn read_credentials(
+    token: Option<String>,
+    tokens_file: Option<&Path>,
+) -> Result<Option<Credentials>, ConfigError> {
+    let mut credentials = token
+        .as_deref()
+        .map(Credentials::with_default_token)
+        .unwrap_or_default();
+    if let Some(path) = tokens_file.filter(|p| !p.as_os_str().is_empty()) {
+        refuse_shared_file(path, TOKENS_FILE_SETTING)?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError(format!(
+                "{TOKENS_FILE_SETTING} {} cannot be read ({}); point it at a readable file of \
+                 `name token` lines",
+                path.display(),
+                e.kind()
+            ))
+        })?;
+        credentials.add_tokens_file(path, &text)?;
+    }
+    Ok(Some(credentials).filter(|c| !c.is_empty()))
 }
 
 #[cfg(test)]
@@ -295,6 +320,19 @@ mod tests {
             "mcp.example.com",
         ] {
             assert!(parse_public_origin(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn public_origin_errors_never_echo_a_password() {
+        for bad in [
+            "https://user:hunter2@mcp.example.com",
+            "https://user:hunter2@mcp.example.com/path",
+            "http://user:hunter2@mcp.example.com",
+            "https://user:hunter2@*.example.com",
+        ] {
+            let error = parse_public_origin(bad).unwrap_err().0;
+            assert!(!error.contains("hunter2"), "{error}");
         }
     }
 

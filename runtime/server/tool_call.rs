@@ -65,11 +65,6 @@ impl SnowlumaServer {
 }
 
 impl SnowlumaServer {
-    /// Who is calling, for the guards: one function decides (`guard::principal`).
-    fn principal(&self, session: &Session) -> String {
-        crate::guard::principal(self.shared.config.http.is_some(), &session.id)
-    }
-
     /// A call of a typed action tool: the same pipeline and gate as query_action /
     /// invoke_action, rendered like every tool result.
     async fn call_action_tool(
@@ -82,8 +77,8 @@ impl SnowlumaServer {
     ) -> CallToolResponse {
         let call = Call {
             shared: &self.shared.services,
-            principal: self.principal(&self.session),
-            owner: self.session_for(ctx).principal.clone(),
+            principal: self.session_for(ctx).principal.clone(),
+            owner: self.session_for(ctx).owner.clone(),
             events: connection_events(&self.session),
             args: request.arguments,
             trace,
@@ -105,6 +100,7 @@ impl SnowlumaServer {
                 // A confirmation round (2026-07-28): the call goes on with the answer.
                 trace::log_call(
                     action.meta.name,
+                    &self.session_for(ctx).principal,
                     trace,
                     "continued",
                     None,
@@ -119,10 +115,11 @@ impl SnowlumaServer {
             reply,
             self.budget_setting(),
             &self.shared.pages,
-            &self.session_for(ctx).principal,
+            &self.session_for(ctx).owner,
         );
         trace::log_call(
             action.meta.name,
+            &self.session_for(ctx).principal,
             trace,
             reply.outcome().as_str(),
             reply.diagnostics.kind,
@@ -163,6 +160,7 @@ impl SnowlumaServer {
         let Some(tool) = registry::find(name) else {
             trace::log_call(
                 "unknown",
+                &self.session_for(&ctx).principal,
                 &trace,
                 "failed",
                 Some(crate::outcome::ErrorKind::UnknownTool),
@@ -192,8 +190,8 @@ impl SnowlumaServer {
             _ => {
                 let call = Call {
                     shared: &self.shared.services,
-                    principal: self.principal(self.session_for(&ctx)),
-                    owner: self.session_for(&ctx).principal.clone(),
+                    principal: self.session_for(&ctx).principal.clone(),
+                    owner: self.session_for(&ctx).owner.clone(),
                     events: connection_events(self.session_for(&ctx)),
                     args: arguments,
                     trace: &trace,
@@ -224,12 +222,20 @@ impl SnowlumaServer {
             Ok(continuation) => {
                 // Not an outcome yet: the call goes on when the client answers (input round)
                 // or in the background (task).
-                trace::log_call(tool.name, &trace, "continued", None, started.elapsed());
+                trace::log_call(
+                    tool.name,
+                    &self.session_for(&ctx).principal,
+                    &trace,
+                    "continued",
+                    None,
+                    started.elapsed(),
+                );
                 return Ok(continuation);
             }
         };
         trace::log_call(
             tool.name,
+            &self.session_for(&ctx).principal,
             &trace,
             reply.outcome().as_str(),
             reply.diagnostics.kind,
@@ -239,7 +245,7 @@ impl SnowlumaServer {
             reply,
             budget.ok().flatten(),
             &self.shared.pages,
-            &self.session_for(&ctx).principal,
+            &self.session_for(&ctx).owner,
         );
         let meta = result_meta(&ctx).unwrap_or_default();
         Ok(render::into_result(reply, &trace, meta, self.structured).into())

@@ -24,9 +24,14 @@ use serde_json::json;
 use super::auth;
 use super::origin::{OriginPolicy, OriginRefusal};
 use super::plain_json;
+use super::principals::{SessionOwners, as_principal};
 use super::reply::{self, HttpBody};
-use super::sessions::{SessionLimits, peek, session_id};
+use super::sessions::{SESSION_HEADER, SessionLimits, peek, session_id};
 use crate::server::SnowlumaServer;
+
+/// What a request naming another principal's session names instead: no session has this id
+/// (rmcp's are UUIDs).
+const FOREIGN_SESSION: &str = "not-a-session";
 
 /// How long a client may take to send a request body.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -34,9 +39,10 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Gate {
     pub path: String,
     pub origins: OriginPolicy,
-    pub token: Option<crate::config::http::HttpToken>,
+    pub credentials: Option<crate::config::principals::Credentials>,
     pub max_body_bytes: usize,
     pub limits: SessionLimits,
+    pub owners: SessionOwners,
     pub service: StreamableHttpService<SnowlumaServer, LocalSessionManager>,
 }
 
@@ -52,10 +58,10 @@ impl Gate {
             tracing::warn!(?refusal, method = %parts.method, "refused a request by Host/Origin");
             return origin_refusal(refusal);
         }
-        if !auth::authorized(self.token.as_ref(), &parts.headers) {
+        let Some(principal) = auth::principal(self.credentials.as_ref(), &parts.headers) else {
             tracing::info!(method = %parts.method, "refused a request without the right bearer token");
             return reply::unauthorized();
-        }
+        };
         auth::strip_credentials(&mut parts.headers);
         if parts.uri.path() != self.path {
             return reply::refusal(
@@ -80,6 +86,14 @@ impl Gate {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
+        // Another principal's session is answered exactly as an unknown one: the request goes
+        // on naming an id no session has.
+        if session_id(&parts.headers).is_some_and(|id| !self.owners.allows(id, &principal)) {
+            parts.headers.insert(
+                SESSION_HEADER,
+                http::HeaderValue::from_static(FOREIGN_SESSION),
+            );
+        }
         if parts.method == Method::DELETE
             && let Some(id) = session_id(&parts.headers)
             && !self.limits.has_session(id).await
@@ -109,9 +123,15 @@ impl Gate {
                     30,
                 );
             };
-            self.service.handle(request).await
+            let response = as_principal(principal.clone(), self.service.handle(request)).await;
+            if let Some(id) = session_id(response.headers()) {
+                let live = self.limits.manager.sessions.read().await;
+                self.owners.retain(|id| live.contains_key(id));
+                self.owners.record(id, principal);
+            }
+            response
         } else {
-            self.service.handle(request).await
+            as_principal(principal, self.service.handle(request)).await
         };
         let response = if plain_json {
             plain_json::unstream(response).await

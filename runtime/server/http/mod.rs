@@ -6,13 +6,14 @@
 //! `elicitation/create` prompts, its event resources and subscriptions. The handler is
 //! dropped on DELETE, on idle expiry or at shutdown, and the session's state with it. A
 //! 2026-07-28 request has no session: rmcp builds a handler per POST, and what such requests
-//! keep between calls (event resources made by `subscribe_events`) lives in one process-wide
-//! stateless session, reachable only by holders of the bearer token.
+//! keep between calls (event resources made by `subscribe_events`) lives in the requesting
+//! principal's stateless session (see `principals`).
 
 mod auth;
 mod gate;
 mod origin;
 mod plain_json;
+mod principals;
 mod reply;
 mod sessions;
 
@@ -30,7 +31,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::{Session, Shared, SnowlumaServer};
+use super::{Shared, SnowlumaServer};
 use crate::config::Config;
 use gate::Gate;
 use origin::OriginPolicy;
@@ -65,13 +66,13 @@ where
         );
     }
     let shared = Shared::new(config)?;
-    if http.token.is_none() {
+    if http.credentials.is_none() {
         tracing::warn!(
             "no SNOWLUMA_MCP_HTTP_TOKEN: any local process can use this server; set one unless this machine has a single user"
         );
     }
     let shutdown = CancellationToken::new();
-    let stateless = Arc::new(Session::stateless(&shared));
+    let stateless = Arc::new(principals::StatelessSessions::new(shared.clone()));
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(http.idle_timeout);
     let manager = Arc::new(manager);
@@ -85,9 +86,12 @@ where
     let factory_shared = shared;
     let service = StreamableHttpService::new(
         move || {
+            // Called inside the gate's request future: the principal is the requester's.
+            let principal = principals::current();
             Ok(SnowlumaServer::for_http(
                 factory_shared.clone(),
-                stateless.clone(),
+                &principal,
+                stateless.of(&principal),
             ))
         },
         manager.clone(),
@@ -96,9 +100,10 @@ where
     let gate = Arc::new(Gate {
         path: http.path.clone(),
         origins: OriginPolicy::new(http.public_origin.clone(), local.port()),
-        token: http.token.clone(),
+        credentials: http.credentials.clone(),
         max_body_bytes: http.max_body_bytes,
         limits: SessionLimits::new(manager, http.max_sessions, http.max_requests),
+        owners: principals::SessionOwners::default(),
         service,
     });
     let connections = Arc::new(Semaphore::new(http.max_requests + SPARE_CONNECTIONS));
