@@ -143,14 +143,20 @@ impl Credentials {
             let mut fields = line.split_ascii_whitespace();
             let (Some(name), Some(token), None) = (fields.next(), fields.next(), fields.next())
             else {
-                return Err(bad(line_no, "the line does not hold exactly a name and a token"));
+                return Err(bad(
+                    line_no,
+                    "the line does not hold exactly a name and a token",
+                ));
             };
             let name_ok = name.len() <= MAX_NAME
                 && name
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
             if !name_ok {
-                return Err(bad(line_no, "the name has a character other than a-z A-Z 0-9 . _ - or is too long"));
+                return Err(bad(
+                    line_no,
+                    "the name has a character other than a-z A-Z 0-9 . _ - or is too long",
+                ));
             }
             if !token.bytes().all(|b| b.is_ascii_graphic()) {
                 return Err(bad(line_no, "the token is not printable ASCII"));
@@ -158,7 +164,9 @@ impl Credentials {
             if self.entries.iter().any(|c| c.principal.name() == name) {
                 return Err(bad(
                     line_no,
-                    &format!("the name `{name}` is given twice (the single SNOWLUMA_MCP_HTTP_TOKEN is `{DEFAULT_PRINCIPAL}`)"),
+                    &format!(
+                        "the name `{name}` is given twice (the single SNOWLUMA_MCP_HTTP_TOKEN is `{DEFAULT_PRINCIPAL}`)"
+                    ),
                 ));
             }
             let digest = digest(token.as_bytes());
@@ -211,7 +219,11 @@ mod tests {
             ("a x\nb\n", "line 2", "exactly a name and a token"),
             ("a x\nb y z\n", "line 2", "exactly a name and a token"),
             ("a x-secret\na y-secret\n", "line 2", "given twice"),
-            ("a same-secret\n\nb same-secret\n", "line 3", "also the token of `a`"),
+            (
+                "a same-secret\n\nb same-secret\n",
+                "line 3",
+                "also the token of `a`",
+            ),
             ("bad/name x-secret\n", "line 1", "character"),
             ("# nothing\n", "names no principal", ""),
         ] {
@@ -225,6 +237,9 @@ mod tests {
             .add_tokens_file(Path::new("/t"), "default t2\n")
             .unwrap_err()
             .0;
-        assert!(error.contains("line 1") && error.contains("`default`"), "{error}");
+        assert!(
+            error.contains("line 1") && error.contains("`default`"),
+            "{error}"
+        );
     }
 }

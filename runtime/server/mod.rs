@@ -277,7 +277,8 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let manager = self.task_manager("tasks/get", &ctx)?;
-        let mut result = task_methods::get(manager, &request.task_id).await?;
+        let owner = &self.session_for(&ctx).owner;
+        let mut result = task_methods::get(manager, owner, &request.task_id).await?;
         result.meta = result_meta(&ctx);
         Ok(result)
     }
@@ -288,7 +289,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let manager = self.task_manager("tasks/cancel", &ctx)?;
-        task_methods::cancel(manager, &request.task_id)
+        task_methods::cancel(manager, &self.session_for(&ctx).owner, &request.task_id)
     }
 
     async fn update_task(
@@ -297,7 +298,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let manager = self.task_manager("tasks/update", &ctx)?;
-        task_methods::update(manager, &request.task_id)
+        task_methods::update(manager, &self.session_for(&ctx).owner, &request.task_id)
     }
 
     async fn list_resources(

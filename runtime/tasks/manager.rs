@@ -19,6 +19,7 @@ use super::record::{TaskProgressValue, TaskRecord, TaskState, TaskSummary, now};
 use super::store::TaskStore;
 use super::{MAX_RECORD_BYTES, MAX_RUNNING_TASKS};
 use crate::config::Shutdown;
+use crate::config::principals::DEFAULT_PRINCIPAL;
 use crate::ids;
 
 /// What task handles advertise as `pollIntervalMs`.
@@ -265,6 +266,21 @@ impl TaskManager {
         F: FnOnce(CancellationToken, Box<dyn TaskProgress>) -> Fut + Send + 'static,
         Fut: Future<Output = TaskOutcome> + Send + 'static,
     {
+        self.start_for(DEFAULT_PRINCIPAL, action, spawn).await
+    }
+
+    /// [`Self::start`] for `owner`: only that principal sees the task afterwards, and it may
+    /// hold at most its share of the running slots.
+    pub async fn start_for<F, Fut>(
+        self: &Arc<Self>,
+        owner: &str,
+        action: &str,
+        spawn: F,
+    ) -> Result<TaskHandle, TaskError>
+    where
+        F: FnOnce(CancellationToken, Box<dyn TaskProgress>) -> Fut + Send + 'static,
+        Fut: Future<Output = TaskOutcome> + Send + 'static,
+    {
         // Checked before anything is written: without a runtime the work could never run.
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| TaskError::NoRuntime)?;
         self.ensure_sweeper(&runtime);
@@ -285,6 +301,7 @@ impl TaskManager {
                 state: TaskState::Working,
                 status_message: Some(running_message(action)),
                 progress: None,
+                owner: Some(owner.to_owned()).filter(|o| o != DEFAULT_PRINCIPAL),
             };
             // The slot and the sequence number are taken now; a failed first write gives the
             // slot back (a skipped number is harmless: pages go by order, not by count).
@@ -526,6 +543,35 @@ impl TaskManager {
             .cloned()
     }
 
+    /// Whether `owner` may see task `id`. Another principal's task is reported exactly like
+    /// a task that does not exist, so ids cannot be probed.
+    fn visible_to(&self, id: &str, owner: &str) -> Result<(), TaskError> {
+        match self.summary(id) {
+            Some(summary) if !summary.owned_by(owner) => {
+                Err(TaskError::UnknownTask { id: id.to_owned() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Self::get`] as `owner`.
+    pub async fn get_as(&self, owner: &str, id: &str) -> Result<TaskRecord, TaskError> {
+        self.visible_to(id, owner)?;
+        self.get(id).await
+    }
+
+    /// [`Self::cancel`] as `owner`.
+    pub fn cancel_as(&self, owner: &str, id: &str) -> Result<CancelAck, TaskError> {
+        self.visible_to(id, owner)?;
+        self.cancel(id)
+    }
+
+    /// [`Self::update`] as `owner`.
+    pub fn update_as(&self, owner: &str, id: &str) -> Result<(), TaskError> {
+        self.visible_to(id, owner)?;
+        self.update(id)
+    }
+
     /// The task's current state; finished tasks include their saved result or error, read on
     /// the blocking pool.
     pub async fn get(&self, id: &str) -> Result<TaskRecord, TaskError> {
@@ -592,6 +638,16 @@ impl TaskManager {
 
     /// Task metadata, newest first, `limit` (1..=100, default 50) at a time.
     pub fn list(&self, cursor: Option<&str>, limit: Option<u32>) -> Result<TaskPage, TaskError> {
+        self.list_as(DEFAULT_PRINCIPAL, cursor, limit)
+    }
+
+    /// [`Self::list`] of `owner`'s tasks only.
+    pub fn list_as(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<TaskPage, TaskError> {
         let limit = limit.unwrap_or(DEFAULT_PAGE_LIMIT);
         if !(1..=MAX_PAGE_LIMIT).contains(&limit) {
             return Err(TaskError::BadLimit { limit });
@@ -604,6 +660,7 @@ impl TaskManager {
             .range(..before.unwrap_or(u64::MAX))
             .rev()
             .map(|(_, summary)| summary)
+            .filter(|summary| summary.owned_by(owner))
             .filter(|summary| !expired(self.settings.retention, summary, now));
         let tasks: Vec<TaskSummary> = newer_first.by_ref().take(limit as usize).cloned().collect();
         let next_cursor = match (newer_first.next(), tasks.last()) {

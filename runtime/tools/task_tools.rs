@@ -139,7 +139,7 @@ async fn start(mut call: Call<'_>) -> Result<TaskHandle, ToolReply> {
     let principal = call.principal.clone();
     let stored_result = call.stored_result;
     manager
-        .start(resolved.meta.name, move |cancel, progress| async move {
+        .start_for(&call.owner, resolved.meta.name, move |cancel, progress| async move {
             let progress = Arc::<dyn TaskProgress>::from(progress);
             let status = Arc::clone(&progress);
             let mut progress = Progress::new(Some(Box::new(TaskProgressSink(progress))));
@@ -195,7 +195,7 @@ pub fn list_tasks(mut call: Call<'_>) -> ToolReply {
         Ok(args) => args,
         Err(reply) => return reply,
     };
-    match manager.list(args.cursor.as_deref(), args.limit) {
+    match manager.list_as(&call.owner, args.cursor.as_deref(), args.limit) {
         Ok(page) => {
             let list = TaskList {
                 tasks: page.tasks.into_iter().map(TaskEntry::from).collect(),

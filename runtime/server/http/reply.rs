@@ -62,4 +62,3 @@ pub fn busy(id: Option<Value>, message: &str, data: Value, retry_secs: u32) -> R
         .insert(RETRY_AFTER, HeaderValue::from(retry_secs));
     response
 }
-
