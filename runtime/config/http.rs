@@ -71,6 +71,14 @@ pub struct HttpFlags {
     #[arg(long, env = "SNOWLUMA_MCP_HTTP_MAX_BODY_BYTES", default_value_t = 4 << 20)]
     http_max_body_bytes: usize,
 
+    /// Most open TCP connections from one peer address
+    #[arg(
+        long,
+        env = "SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER",
+        default_value_t = 16
+    )]
+    http_max_conns_per_peer: usize,
+
     /// Most HTTP requests in progress at once, open event streams included
     #[arg(long, env = "SNOWLUMA_MCP_HTTP_MAX_REQUESTS", default_value_t = 128)]
     http_max_requests: usize,
@@ -99,6 +107,7 @@ pub struct HttpConfig {
     pub max_sessions: usize,
     pub max_body_bytes: usize,
     pub max_requests: usize,
+    pub max_conns_per_peer: usize,
 }
 
 impl HttpFlags {
@@ -159,6 +168,12 @@ impl HttpFlags {
                 self.http_max_requests
             )));
         }
+        if !(1..=4096).contains(&self.http_max_conns_per_peer) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER must be between 1 and 4096 (got {})",
+                self.http_max_conns_per_peer
+            )));
+        }
         Ok(Some(HttpConfig {
             listen,
             path,
@@ -168,6 +183,7 @@ impl HttpFlags {
             max_sessions: self.http_max_sessions,
             max_body_bytes: self.http_max_body_bytes,
             max_requests: self.http_max_requests,
+            max_conns_per_peer: self.http_max_conns_per_peer,
         }))
     }
 }

@@ -56,11 +56,11 @@ impl Gate {
             .and_then(|()| self.origins.check_origin(&parts.headers))
         {
             tracing::warn!(?refusal, method = %parts.method, "refused a request by Host/Origin");
-            return origin_refusal(refusal);
+            return reply::closing(origin_refusal(refusal));
         }
         let Some(principal) = auth::principal(self.credentials.as_ref(), &parts.headers) else {
             tracing::info!(method = %parts.method, "refused a request without the right bearer token");
-            return reply::unauthorized();
+            return reply::closing(reply::unauthorized());
         };
         auth::strip_credentials(&mut parts.headers);
         if parts.uri.path() != self.path {

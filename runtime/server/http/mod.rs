@@ -12,6 +12,7 @@
 mod auth;
 mod gate;
 mod origin;
+mod peers;
 mod plain_json;
 mod principals;
 mod reply;
@@ -107,6 +108,7 @@ where
         service,
     });
     let connections = Arc::new(Semaphore::new(http.max_requests + SPARE_CONNECTIONS));
+    let peer_limits = peers::PeerLimits::new(http.max_conns_per_peer);
     tracing::info!(
         "serving MCP over HTTP at http://{local}{} (at most {} sessions, idle timeout {} s)",
         http.path,
@@ -119,7 +121,7 @@ where
             signal = &mut stop => break signal,
             accepted = listener.accept() => accepted,
         };
-        let (stream, _) = match accepted {
+        let (stream, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(error) => {
                 // Out of file descriptors and the like: wait instead of spinning.
@@ -127,6 +129,14 @@ where
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
+        };
+        let Some(peer_slot) = peer_limits.admit(peer.ip()) else {
+            tracing::warn!(
+                peer = %peer.ip(),
+                max = http.max_conns_per_peer,
+                "refused a connection: this peer has SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER open"
+            );
+            continue;
         };
         let Ok(slot) = connections.clone().try_acquire_owned() else {
             tracing::warn!("refused a connection: too many open connections");
@@ -136,7 +146,7 @@ where
         let gate = gate.clone();
         let stopping = shutdown.clone();
         tokio::spawn(async move {
-            let _slot = slot;
+            let _slots = (slot, peer_slot);
             let service = service_fn(move |request| {
                 let gate = gate.clone();
                 async move { Ok::<_, Infallible>(gate.handle(request).await) }

@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 
 use bytes::Bytes;
-use http::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::header::{CONNECTION, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
@@ -60,5 +60,14 @@ pub fn busy(id: Option<Value>, message: &str, data: Value, retry_secs: u32) -> R
     response
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from(retry_secs));
+    response
+}
+
+/// Ends the connection after this response: a peer that failed the Host, Origin or token
+/// check keeps no connection slot for its next try.
+pub fn closing(mut response: Response<HttpBody>) -> Response<HttpBody> {
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
     response
 }
