@@ -71,6 +71,11 @@ pub struct HttpFlags {
     #[arg(long, env = "SNOWLUMA_MCP_HTTP_MAX_BODY_BYTES", default_value_t = 4 << 20)]
     http_max_body_bytes: usize,
 
+    /// Seconds an event resource of a 2026-07-28 (stateless) client lives without a
+    /// read_events or resources/read before it is released
+    #[arg(long, env = "SNOWLUMA_MCP_EVENT_LEASE_SECS", default_value_t = 600)]
+    event_lease_secs: u64,
+
     /// Most open TCP connections from one peer address
     #[arg(
         long,
@@ -108,6 +113,7 @@ pub struct HttpConfig {
     pub max_body_bytes: usize,
     pub max_requests: usize,
     pub max_conns_per_peer: usize,
+    pub event_lease: Duration,
 }
 
 impl HttpFlags {
@@ -174,6 +180,12 @@ impl HttpFlags {
                 self.http_max_conns_per_peer
             )));
         }
+        if !(1..=86_400).contains(&self.event_lease_secs) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_EVENT_LEASE_SECS must be between 1 and 86400 seconds (got {})",
+                self.event_lease_secs
+            )));
+        }
         Ok(Some(HttpConfig {
             listen,
             path,
@@ -184,6 +196,7 @@ impl HttpFlags {
             max_body_bytes: self.http_max_body_bytes,
             max_requests: self.http_max_requests,
             max_conns_per_peer: self.http_max_conns_per_peer,
+            event_lease: Duration::from_secs(self.event_lease_secs),
         }))
     }
 }

@@ -29,6 +29,8 @@ pub enum EventsError {
     WaitInProgress { uri: String },
     /// The resource was released while a call waited on it.
     Released { uri: String },
+    /// A stateless client's resource was released because nothing read it for its lease.
+    LeaseExpired { uri: String, lease_secs: u64 },
     /// The caller cancelled the wait.
     Cancelled,
     /// No resource id could be made (the OS random source failed).
@@ -82,6 +84,12 @@ impl fmt::Display for EventsError {
             EventsError::Released { uri } => {
                 write!(f, "the event resource {uri} was released during the wait")
             }
+            EventsError::LeaseExpired { uri, lease_secs } => write!(
+                f,
+                "the event resource {uri} no longer exists: its lease ran out after {lease_secs} s \
+                 without a read_events or resources/read (SNOWLUMA_MCP_EVENT_LEASE_SECS); call \
+                 subscribe_events again"
+            ),
             EventsError::Cancelled => f.write_str("the wait for events was cancelled"),
             EventsError::RandomUnavailable => f.write_str(crate::ids::RandomUnavailable::MESSAGE),
         }
@@ -105,9 +113,9 @@ impl EventsError {
                 ErrorKind::EventsConnection
             }
             EventsError::TokenRejected => ErrorKind::EventsToken,
-            EventsError::UnknownResource { .. } | EventsError::Released { .. } => {
-                ErrorKind::UnknownResource
-            }
+            EventsError::UnknownResource { .. }
+            | EventsError::Released { .. }
+            | EventsError::LeaseExpired { .. } => ErrorKind::UnknownResource,
             EventsError::BadCursor { .. } => ErrorKind::BadCursor,
             EventsError::WaitInProgress { .. } => ErrorKind::WaitInProgress,
             EventsError::Cancelled => ErrorKind::Cancelled,

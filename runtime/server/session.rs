@@ -117,6 +117,31 @@ impl Session {
     }
 }
 
+impl Session {
+    /// The stateless session of an HTTP principal: its event resources hold a lease of
+    /// `lease` that reads renew (see `event_leases`).
+    pub fn leased(shared: &Shared, principal: &Principal, lease: Duration) -> Session {
+        let mut session = Session::new(shared, Scope::HttpStateless(principal));
+        if let Some(events) = session.events.as_mut() {
+            events.leases = Some(super::event_leases::Leases::new(lease));
+        }
+        session
+    }
+
+    /// How often the leases of this session should be swept (`None`: no leases).
+    pub fn lease_sweep_every(&self) -> Option<Duration> {
+        let leases = self.events.as_ref()?.leases.as_ref()?;
+        Some(leases.sweep_every())
+    }
+
+    /// Releases the event resources whose lease ran out.
+    pub fn sweep_leases(&self) -> usize {
+        self.events
+            .as_ref()
+            .map_or(0, |events| events.sweep_leases())
+    }
+}
+
 /// The MCP Apps extension and the HTML type this server's panel uses.
 pub const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
 const APPS_MIME_TYPE: &str = "text/html;profile=mcp-app";

@@ -73,7 +73,10 @@ where
         );
     }
     let shutdown = CancellationToken::new();
-    let stateless = Arc::new(principals::StatelessSessions::new(shared.clone()));
+    let stateless = Arc::new(principals::StatelessSessions::new(
+        shared.clone(),
+        http.event_lease,
+    ));
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(http.idle_timeout);
     let manager = Arc::new(manager);

@@ -10,9 +10,10 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use crate::config::principals::Principal;
-use crate::server::{Scope, Session, Shared};
+use crate::server::{Session, Shared};
 
 tokio::task_local! {
     /// The principal of the request being handled by the gate.
@@ -61,25 +62,60 @@ impl SessionOwners {
 }
 
 /// One stateless session per principal, made at its first 2026-07-28 request.
+/// Their event resources hold leases (`SNOWLUMA_MCP_EVENT_LEASE_SECS`): no session end
+/// would ever release them.
 pub struct StatelessSessions {
     shared: Arc<Shared>,
+    lease: Duration,
     sessions: Mutex<HashMap<Principal, Arc<Session>>>,
 }
 
 impl StatelessSessions {
-    pub fn new(shared: Arc<Shared>) -> StatelessSessions {
+    pub fn new(shared: Arc<Shared>, lease: Duration) -> StatelessSessions {
         StatelessSessions {
             shared,
+            lease,
             sessions: Mutex::new(HashMap::new()),
         }
     }
 
     pub fn of(&self, principal: &Principal) -> Arc<Session> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(principal.clone())
-            .or_insert_with(|| Arc::new(Session::new(&self.shared, Scope::HttpStateless(principal))))
-            .clone()
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(session) = sessions.get(principal) {
+            return session.clone();
+        }
+        let session = Arc::new(Session::leased(&self.shared, principal, self.lease));
+        sweep_leases(&session);
+        sessions.insert(principal.clone(), session.clone());
+        session
     }
+}
+
+/// Sweeps `session`'s leases until it is dropped (at shutdown).
+fn sweep_leases(session: &Arc<Session>) {
+    let Some(every) = session.lease_sweep_every() else {
+        return;
+    };
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let session = Arc::downgrade(session);
+    runtime.spawn(async move {
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let Some(session) = session.upgrade() else {
+                break;
+            };
+            let released = session.sweep_leases();
+            if released > 0 {
+                tracing::info!(
+                    principal = %session.principal,
+                    released,
+                    "released event resources whose lease ran out (SNOWLUMA_MCP_EVENT_LEASE_SECS)"
+                );
+            }
+        }
+    });
 }
