@@ -407,9 +407,15 @@ async fn tasks_and_input_prompts_are_private_to_their_principal() {
         "{done}"
     );
     // The log names each call's principal and holds no token.
+    // Log lines arrive through the server's stderr: wait for them, bounded.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !(server.log().contains("principal=\"alice\"")
+        && server.log().contains("principal=\"bob\""))
+    {
+        assert!(std::time::Instant::now() < deadline, "{}", server.log());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let log = server.log();
-    assert!(log.contains("principal=\"alice\""), "{log}");
-    assert!(log.contains("principal=\"bob\""), "{log}");
     assert!(
         !log.contains(ALICE) && !log.contains(BOB),
         "a token was logged"

@@ -226,9 +226,26 @@ async fn session_limit_delete_and_unknown_sessions() {
     let server = HttpServer::start(&token_env(), &["--http-max-sessions", "2"]).await;
     let url = &server.url;
     let first = open_session(url, Some(TOKEN)).await;
-    let _second = open_session(url, Some(TOKEN)).await;
+    let second = open_session(url, Some(TOKEN)).await;
+    // An idle session would be ended to make room (issue 37): an open GET stream keeps each
+    // busy, so the cap holds.
+    let mut streams = Vec::new();
+    for session in [&first, &second] {
+        let stream = http_server::client()
+            .get(url)
+            .bearer_auth(TOKEN)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session.as_str())
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stream.status(), 200);
+        streams.push(stream);
+    }
     let third = post(url, Some(TOKEN), &[], &initialize_body(7)).await;
     assert_eq!(third.status, 503, "{}", third.body);
+    drop(streams);
     assert!(third.header("retry-after").is_some());
     let error = third.json();
     assert_eq!(error["id"], 7);

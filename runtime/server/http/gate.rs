@@ -109,15 +109,21 @@ impl Gate {
             && session_id(&parts.headers).is_none()
             && peek(&bytes).is_some_and(|p| p.method.as_deref() == Some("initialize"));
         let plain_json = plain_json::may_answer_json(&parts.method, &parts.headers);
+        // Marks the session busy until the response (an SSE stream, maybe) ends.
+        let in_use = session_id(&parts.headers).and_then(|id| self.owners.begin_use(id));
         let request = Request::from_parts(parts, Full::new(bytes.clone()));
         let response = if opens_session {
-            let Some(_slot) = self.limits.reserve_session().await else {
+            let mut slot = self.limits.reserve_session().await;
+            if slot.is_none() && self.end_idle_session().await {
+                slot = self.limits.reserve_session().await;
+            }
+            let Some(_slot) = slot else {
                 let max = self.limits.max_sessions();
                 tracing::warn!(max, "refused a new session: the session limit is reached");
                 return reply::busy(
                     peek(&bytes).and_then(|p| p.id),
                     &format!(
-                        "Too many sessions: {max} are open (SNOWLUMA_MCP_HTTP_MAX_SESSIONS); end one with DELETE or wait for an idle one to expire"
+                        "Too many sessions: {max} are open (SNOWLUMA_MCP_HTTP_MAX_SESSIONS) and every one has a request or stream in progress; end one with DELETE or retry later"
                     ),
                     json!({ "limit": "SNOWLUMA_MCP_HTTP_MAX_SESSIONS", "max": max }),
                     30,
@@ -142,11 +148,35 @@ impl Gate {
         let (parts, body) = response.into_parts();
         let body = body
             .map_frame(move |frame| {
-                let _held = &permit;
+                let _held = (&permit, &in_use);
                 frame
             })
             .boxed();
         Response::from_parts(parts, body)
+    }
+}
+
+impl Gate {
+    /// At the session cap: ends the least recently used idle session of the principal with
+    /// the most sessions (most clients never send DELETE). It then answers 404 and its state
+    /// is released with its handler. False when every session is busy.
+    async fn end_idle_session(&self) -> bool {
+        {
+            let live = self.limits.manager.sessions.read().await;
+            self.owners.retain(|id| live.contains_key(id));
+        }
+        let Some((id, owner)) = self.owners.idle_victim() else {
+            return false;
+        };
+        use rmcp::transport::streamable_http_server::session::SessionManager as _;
+        let ended = self.limits.manager.close_session(&id.as_str().into()).await;
+        self.owners.retain(|live| live != id);
+        tracing::info!(
+            principal = %owner,
+            ended = ended.is_ok(),
+            "ended the least recently used idle session to make room (SNOWLUMA_MCP_HTTP_MAX_SESSIONS)"
+        );
+        true
     }
 }
 

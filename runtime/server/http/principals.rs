@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::principals::Principal;
 use crate::server::{Session, Shared};
@@ -32,15 +32,47 @@ pub fn current() -> Principal {
         .unwrap_or_else(|_| Principal::default_principal())
 }
 
-/// Who opened each live legacy session.
+/// Who opened each live legacy session, and how it is used: when it was last used and how
+/// many of its requests (open streams included) are in progress. At the session cap the
+/// least recently used idle session of the principal with the most sessions makes room.
 #[derive(Default)]
 pub struct SessionOwners {
-    owners: Mutex<HashMap<String, Principal>>,
+    sessions: Arc<Mutex<HashMap<String, Usage>>>,
+}
+
+struct Usage {
+    principal: Principal,
+    last_used: Instant,
+    active: usize,
+}
+
+/// One request of a session in progress; dropping it marks the session used and, when it was
+/// the last, idle.
+pub struct InUse {
+    sessions: Arc<Mutex<HashMap<String, Usage>>>,
+    id: String,
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(usage) = sessions.get_mut(&self.id) {
+            usage.active = usage.active.saturating_sub(1);
+            usage.last_used = Instant::now();
+        }
+    }
 }
 
 impl SessionOwners {
     pub fn record(&self, session: &str, principal: Principal) {
-        self.lock().insert(session.to_string(), principal);
+        self.lock().insert(
+            session.to_string(),
+            Usage {
+                principal,
+                last_used: Instant::now(),
+                active: 0,
+            },
+        );
     }
 
     /// Whether `principal` may use `session`: it opened it, or the id is unknown here (rmcp
@@ -48,7 +80,19 @@ impl SessionOwners {
     pub fn allows(&self, session: &str, principal: &Principal) -> bool {
         self.lock()
             .get(session)
-            .is_none_or(|owner| owner == principal)
+            .is_none_or(|usage| usage.principal == *principal)
+    }
+
+    /// Marks a request of `session` in progress until the returned guard drops.
+    pub fn begin_use(&self, session: &str) -> Option<InUse> {
+        let mut sessions = self.lock();
+        let usage = sessions.get_mut(session)?;
+        usage.active += 1;
+        usage.last_used = Instant::now();
+        Some(InUse {
+            sessions: self.sessions.clone(),
+            id: session.to_string(),
+        })
     }
 
     /// Forgets sessions that ended (`live` says which still exist).
@@ -56,8 +100,28 @@ impl SessionOwners {
         self.lock().retain(|id, _| live(id));
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Principal>> {
-        self.owners.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The session to end to make room: of the principals with an idle session (no request
+    /// in progress, no open stream), the one holding the most sessions; its least recently
+    /// used idle one. `None` when every session is busy.
+    pub fn idle_victim(&self) -> Option<(String, Principal)> {
+        let sessions = self.lock();
+        let mut held: HashMap<&Principal, usize> = HashMap::new();
+        for usage in sessions.values() {
+            *held.entry(&usage.principal).or_default() += 1;
+        }
+        sessions
+            .iter()
+            .filter(|(_, usage)| usage.active == 0)
+            .max_by(|(_, a), (_, b)| {
+                held[&a.principal]
+                    .cmp(&held[&b.principal])
+                    .then(b.last_used.cmp(&a.last_used))
+            })
+            .map(|(id, usage)| (id.clone(), usage.principal.clone()))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Usage>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
