@@ -76,6 +76,15 @@ pub struct HttpFlags {
     #[arg(long, env = "SNOWLUMA_MCP_EVENT_LEASE_SECS", default_value_t = 600)]
     event_lease_secs: u64,
 
+    /// Percent of each process-wide limit (tasks, input prompts) one principal may hold
+    /// when the tokens file names several (rounded up)
+    #[arg(
+        long,
+        env = "SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT",
+        default_value_t = 50
+    )]
+    principal_share_percent: u8,
+
     /// Most open TCP connections from one peer address
     #[arg(
         long,
@@ -114,6 +123,9 @@ pub struct HttpConfig {
     pub max_requests: usize,
     pub max_conns_per_peer: usize,
     pub event_lease: Duration,
+    /// Each principal's share of the process-wide limits, in percent; `None` with fewer than
+    /// two principals (one client may then use everything).
+    pub principal_share: Option<u8>,
 }
 
 impl HttpFlags {
@@ -180,6 +192,13 @@ impl HttpFlags {
                 self.http_max_conns_per_peer
             )));
         }
+        if !(1..=100).contains(&self.principal_share_percent) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT must be between 1 and 100 (got {})",
+                self.principal_share_percent
+            )));
+        }
+        let several = credentials.as_ref().is_some_and(|c| c.names().count() > 1);
         if !(1..=86_400).contains(&self.event_lease_secs) {
             return Err(ConfigError(format!(
                 "SNOWLUMA_MCP_EVENT_LEASE_SECS must be between 1 and 86400 seconds (got {})",
@@ -197,6 +216,7 @@ impl HttpFlags {
             max_requests: self.http_max_requests,
             max_conns_per_peer: self.http_max_conns_per_peer,
             event_lease: Duration::from_secs(self.event_lease_secs),
+            principal_share: several.then_some(self.principal_share_percent),
         }))
     }
 }

@@ -47,7 +47,9 @@ fn task_error_data(err: TaskError) -> ErrorData {
         TaskError::BadCursor | TaskError::BadLimit { .. } | TaskError::NoInputRequested { .. } => {
             ErrorData::invalid_params(message, data(ErrorKind::InvalidArguments))
         }
-        TaskError::TooManyRunning => ErrorData::internal_error(message, data(ErrorKind::TaskLimit)),
+        TaskError::TooManyRunning | TaskError::ShareUsed { .. } => {
+            ErrorData::internal_error(message, data(ErrorKind::TaskLimit))
+        }
         TaskError::NoRuntime | TaskError::Store(_) => {
             ErrorData::internal_error(message, data(ErrorKind::TaskStore))
         }

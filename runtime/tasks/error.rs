@@ -100,6 +100,9 @@ impl std::error::Error for TaskStoreError {
 pub enum TaskError {
     /// [`MAX_RUNNING_TASKS`] tasks are already working.
     TooManyRunning,
+    /// The principal already runs its share of the task slots
+    /// (SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT).
+    ShareUsed { share: usize, percent: u8 },
     /// No task with this id exists in this directory.
     UnknownTask { id: String },
     /// `list` got a cursor it did not issue.
@@ -122,6 +125,12 @@ impl fmt::Display for TaskError {
             Self::TooManyRunning => write!(
                 f,
                 "at most {MAX_RUNNING_TASKS} background tasks can run at once; wait for one to \
+                 finish (poll tasks/get) or cancel one, then start again"
+            ),
+            Self::ShareUsed { share, percent } => write!(
+                f,
+                "this client already runs {share} background tasks, its share ({percent} % of \
+                 {MAX_RUNNING_TASKS}, SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT); wait for one to \
                  finish (poll tasks/get) or cancel one, then start again"
             ),
             Self::UnknownTask { id } => write!(

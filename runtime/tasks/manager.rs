@@ -191,6 +191,15 @@ pub struct TaskManager {
     settings: TaskSettings,
     /// The periodic expiry sweep runs once a runtime is at hand (see `ensure_sweeper`).
     sweeping: AtomicBool,
+    /// Each principal's share of the running slots, when several principals use the server.
+    share: std::sync::OnceLock<Share>,
+}
+
+/// A principal's share of [`MAX_RUNNING_TASKS`].
+#[derive(Debug, Clone, Copy)]
+struct Share {
+    slots: usize,
+    percent: u8,
 }
 
 impl std::fmt::Debug for TaskManager {
@@ -225,11 +234,21 @@ impl TaskManager {
             index: Mutex::new(index),
             settings,
             sweeping: AtomicBool::new(false),
+            share: std::sync::OnceLock::new(),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             manager.ensure_sweeper(&runtime);
         }
         Ok(manager)
+    }
+
+    /// Limits each principal to `percent` % of the running slots (rounded up), so one cannot
+    /// take them all. Set once, at start-up, when several principals use the server.
+    pub fn set_principal_share(&self, percent: u8) {
+        let slots = (MAX_RUNNING_TASKS * usize::from(percent))
+            .div_ceil(100)
+            .max(1);
+        let _ = self.share.set(Share { slots, percent });
     }
 
     /// The store underneath (its directory, the ids recovered at open).
@@ -290,6 +309,19 @@ impl TaskManager {
             let mut index = self.lock();
             if index.running.len() >= MAX_RUNNING_TASKS {
                 return Err(TaskError::TooManyRunning);
+            }
+            if let Some(share) = self.share.get() {
+                let mine = index
+                    .running
+                    .keys()
+                    .filter(|id| index.summary(id).is_some_and(|s| s.owned_by(owner)))
+                    .count();
+                if mine >= share.slots {
+                    return Err(TaskError::ShareUsed {
+                        share: share.slots,
+                        percent: share.percent,
+                    });
+                }
             }
             let stamp = now();
             let summary = TaskSummary {

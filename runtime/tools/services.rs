@@ -73,6 +73,11 @@ impl Services {
             Some(dir) => Some(open_tasks(dir, &config).map_err(|e| e.to_string())?),
             None => None,
         };
+        if let (Some(tasks), Some(percent)) =
+            (&tasks, config.http.as_ref().and_then(|h| h.principal_share))
+        {
+            tasks.set_principal_share(percent);
+        }
         Ok(Arc::new(Services {
             config,
             executor,

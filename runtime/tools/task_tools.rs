@@ -211,7 +211,7 @@ pub fn list_tasks(mut call: Call<'_>) -> ToolReply {
 fn task_error_reply(err: TaskError) -> ToolReply {
     let message = err.to_string();
     match err {
-        TaskError::TooManyRunning => ToolReply::error(
+        TaskError::TooManyRunning | TaskError::ShareUsed { .. } => ToolReply::error(
             ErrorKind::TaskLimit,
             message,
             ErrorKind::TaskLimit.usual_next_step(),
