@@ -137,7 +137,7 @@ where
             tracing::warn!(
                 peer = %peer.ip(),
                 max = http.max_conns_per_peer,
-                "refused a connection: this peer has SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER open"
+                "refused a connection: this peer has SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER busy connections open"
             );
             continue;
         };
@@ -149,10 +149,14 @@ where
         let gate = gate.clone();
         let stopping = shutdown.clone();
         tokio::spawn(async move {
+            let busy = peer_slot.busy.clone();
+            let close = peer_slot.close.clone();
             let _slots = (slot, peer_slot);
             let service = service_fn(move |request| {
                 let gate = gate.clone();
-                async move { Ok::<_, Infallible>(gate.handle(request).await) }
+                // Counted until the response body (a stream, maybe) ends.
+                let busy = peers::Busy::new(&busy);
+                async move { Ok::<_, Infallible>(reply::holding(gate.handle(request).await, busy)) }
             });
             let connection = http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -164,6 +168,11 @@ where
                     if let Err(error) = result {
                         tracing::debug!(%error, "HTTP connection ended with an error");
                     }
+                }
+                () = close.cancelled() => {
+                    // Idle, and its peer is at SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER.
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
                 }
                 () = stopping.cancelled() => {
                     connection.as_mut().graceful_shutdown();

@@ -71,3 +71,18 @@ pub fn closing(mut response: Response<HttpBody>) -> Response<HttpBody> {
         .insert(CONNECTION, HeaderValue::from_static("close"));
     response
 }
+
+/// Keeps `held` alive until the response body ends (or is dropped).
+pub fn holding<T: Send + Sync + 'static>(
+    response: Response<HttpBody>,
+    held: T,
+) -> Response<HttpBody> {
+    let (parts, body) = response.into_parts();
+    let body = body
+        .map_frame(move |frame| {
+            let _held = &held;
+            frame
+        })
+        .boxed();
+    Response::from_parts(parts, body)
+}
