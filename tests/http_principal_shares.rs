@@ -69,8 +69,8 @@ async fn one_principal_filling_its_task_share_leaves_the_other_working() {
     let files: Vec<String> = (0..4)
         .map(|n| fake.add_generated_file(&format!("share-{n}.bin"), 100_000 + n, n as u8))
         .collect();
-    for n in 0..2 {
-        let started = start_task(url, ALICE, 1 + n as i64, &files[n]).await;
+    for (n, file) in files.iter().take(2).enumerate() {
+        let started = start_task(url, ALICE, 1 + n as i64, file).await;
         assert_eq!(started["result"]["resultType"], "task", "{started}");
     }
     let refused = start_task(url, ALICE, 3, &files[2]).await;
