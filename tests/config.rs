@@ -18,6 +18,8 @@ fn temp_file(name: &str, contents: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("token");
     std::fs::write(&path, contents).unwrap();
+    // Secret files must not be readable by group or others (issue 37).
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     path
 }
 

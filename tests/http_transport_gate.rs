@@ -91,6 +91,8 @@ async fn token_file_is_read_whole_with_the_newline_trimmed() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("token");
     std::fs::write(&file, format!("{TOKEN}\n")).unwrap();
+    // Token files must be private (issue 37).
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let server = HttpServer::start(&[], &["--http-token-file", file.to_str().unwrap()]).await;
     assert_eq!(
         post(&server.url, None, &[], &initialize_body(1))

@@ -293,9 +293,6 @@ pub fn parse_public_origin(text: &str) -> Result<PublicOrigin, ConfigError> {
 /// trimmed; both at once is ambiguous. Kept apart from SnowLuma's token on purpose: the one
 /// who may use this server is not necessarily the one SnowLuma trusts.
 fn read_http_token(file: Option<&Path>) -> Result<Option<String>, ConfigError> {
-    if let Some(file) = file {
-        refuse_shared_file(file, "SNOWLUMA_MCP_HTTP_TOKEN_FILE")?;
-    }
     let token = read_secret(
         &SecretSource {
             env: "SNOWLUMA_MCP_HTTP_TOKEN",

@@ -44,6 +44,7 @@ pub fn read_secret(
                     source.what
                 ))
             })?;
+            refuse_shared_file(path, source.file_setting)?;
             let secret = text.strip_suffix('\n').unwrap_or(&text);
             let secret = secret.strip_suffix('\r').unwrap_or(secret);
             Some(secret.to_string()).filter(|s| !s.is_empty())

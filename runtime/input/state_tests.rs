@@ -46,7 +46,8 @@ fn an_opened_state_resumes_once_with_the_completed_arguments() {
     assert_eq!(registry.pending(), 1);
     let completed = registry
         .resume(
-            OWNER, TOOL,
+            OWNER,
+            TOOL,
             &args,
             &pending.state,
             accept(r#"{"message": "Hello"}"#),
@@ -82,10 +83,20 @@ fn refused_answers_still_use_the_state_up() {
     let args = group_msg_without_message();
     for refused in [Answer::Decline, Answer::Cancel, accept("not json")] {
         let state = registry.open(OWNER, TOOL, &args).expect("room").state;
-        assert!(registry.resume(OWNER, TOOL, &args, &state, refused).is_err());
+        assert!(
+            registry
+                .resume(OWNER, TOOL, &args, &state, refused)
+                .is_err()
+        );
         assert_eq!(
             registry
-                .resume(OWNER, TOOL, &args, &state, accept(r#"{"message": "Hello"}"#))
+                .resume(
+                    OWNER,
+                    TOOL,
+                    &args,
+                    &state,
+                    accept(r#"{"message": "Hello"}"#)
+                )
                 .unwrap_err(),
             InputError::Replayed
         );
@@ -106,7 +117,9 @@ fn altered_or_foreign_states_are_unknown() {
     let altered = parts.join(".");
     let unknown = Err(InputError::UnknownState);
     assert_eq!(
-        registry.resume(OWNER, TOOL, &args, &altered, answer()).map(drop),
+        registry
+            .resume(OWNER, TOOL, &args, &altered, answer())
+            .map(drop),
         unknown
     );
     for garbage in [
@@ -118,18 +131,26 @@ fn altered_or_foreign_states_are_unknown() {
         &format!("{state}.x"),
     ] {
         assert_eq!(
-            registry.resume(OWNER, TOOL, &args, garbage, answer()).map(drop),
+            registry
+                .resume(OWNER, TOOL, &args, garbage, answer())
+                .map(drop),
             unknown
         );
     }
     // Another process (a restart) has another key.
     let (restarted, _clock) = fresh_registry();
     assert_eq!(
-        restarted.resume(OWNER, TOOL, &args, &state, answer()).map(drop),
+        restarted
+            .resume(OWNER, TOOL, &args, &state, answer())
+            .map(drop),
         unknown
     );
     // None of that used the genuine state up.
-    assert!(registry.resume(OWNER, TOOL, &args, &state, answer()).is_ok());
+    assert!(
+        registry
+            .resume(OWNER, TOOL, &args, &state, answer())
+            .is_ok()
+    );
 }
 
 #[test]
@@ -168,7 +189,11 @@ fn a_state_is_bound_to_its_tool_and_exact_arguments() {
     );
     // Mismatches do not consume; the same keys in another order are the same arguments.
     let reordered = object(json!({"params": {"group_id": 20001}, "action": "send_group_msg"}));
-    assert!(registry.resume(OWNER, TOOL, &reordered, &state, answer()).is_ok());
+    assert!(
+        registry
+            .resume(OWNER, TOOL, &reordered, &state, answer())
+            .is_ok()
+    );
 }
 
 #[test]
@@ -179,7 +204,13 @@ fn a_state_expires_after_its_lifetime() {
     clock.advance(STATE_LIFETIME);
     assert_eq!(
         registry
-            .resume(OWNER, TOOL, &args, &state, accept(r#"{"message": "Hello"}"#))
+            .resume(
+                OWNER,
+                TOOL,
+                &args,
+                &state,
+                accept(r#"{"message": "Hello"}"#)
+            )
             .unwrap_err(),
         InputError::Expired { lifetime_secs: 600 }
     );
@@ -194,7 +225,13 @@ fn a_state_is_answerable_until_just_before_expiry() {
     clock.advance(STATE_LIFETIME - Duration::from_millis(1));
     assert!(
         registry
-            .resume(OWNER, TOOL, &args, &state, accept(r#"{"message": "Hello"}"#))
+            .resume(
+                OWNER,
+                TOOL,
+                &args,
+                &state,
+                accept(r#"{"message": "Hello"}"#)
+            )
             .is_ok()
     );
 }
@@ -230,7 +267,13 @@ fn the_257th_pending_prompt_is_refused_and_nothing_is_evicted() {
     // The oldest prompt is still answerable, which frees one slot.
     assert!(
         registry
-            .resume(OWNER, TOOL, &args, &states[0], accept(r#"{"message": "Hello"}"#))
+            .resume(
+                OWNER,
+                TOOL,
+                &args,
+                &states[0],
+                accept(r#"{"message": "Hello"}"#)
+            )
             .is_ok()
     );
     assert!(registry.open(OWNER, TOOL, &args).is_ok());
@@ -255,7 +298,13 @@ fn concurrent_answers_run_a_state_at_most_once() {
                 std::thread::spawn(move || {
                     barrier.wait();
                     registry
-                        .resume(OWNER, TOOL, &args, &state, accept(r#"{"message": "Hello"}"#))
+                        .resume(
+                            OWNER,
+                            TOOL,
+                            &args,
+                            &state,
+                            accept(r#"{"message": "Hello"}"#),
+                        )
                         .map(drop)
                 })
             })
@@ -330,10 +379,16 @@ fn reopening_swaps_a_state_for_a_fresh_one() {
     assert_eq!(registry.pending(), 1);
     let answer = || accept(r#"{"message": "Hello"}"#);
     assert_eq!(
-        registry.resume(OWNER, TOOL, &args, &first, answer()).unwrap_err(),
+        registry
+            .resume(OWNER, TOOL, &args, &first, answer())
+            .unwrap_err(),
         InputError::Replayed
     );
-    assert!(registry.resume(OWNER, TOOL, &args, &second, answer()).is_ok());
+    assert!(
+        registry
+            .resume(OWNER, TOOL, &args, &second, answer())
+            .is_ok()
+    );
     // Reopening checks like resuming does.
     assert_eq!(
         registry.reopen(OWNER, TOOL, &args, "sli1.x.y").unwrap_err(),

@@ -12,8 +12,7 @@ use rmcp::RoleServer;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, SubscriptionSink};
 
-use super::event_leases::Leases;
-use crate::events::{EventHub, EventNotifier, OwnerId};
+use crate::events::{EventHub, EventNotifier, Leases, OwnerId};
 use crate::tools::EventRoutes;
 
 /// One session's share of the hub.
@@ -21,7 +20,7 @@ pub struct SessionEvents {
     pub hub: EventHub,
     pub owner: OwnerId,
     pub routes: Arc<Routes>,
-    /// Present for the stateless sessions of HTTP principals (see `event_leases`).
+    /// Present for the stateless sessions of HTTP principals (see `events::Leases`).
     pub leases: Option<Leases>,
 }
 

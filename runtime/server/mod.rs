@@ -6,7 +6,6 @@
 mod boxed_service;
 pub(crate) mod decode;
 mod encode;
-mod event_leases;
 mod event_resources;
 mod event_routes;
 pub mod http;

@@ -4,6 +4,7 @@
 
 use std::ops::Deref;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::ProtocolVersion;
@@ -119,11 +120,11 @@ impl Session {
 
 impl Session {
     /// The stateless session of an HTTP principal: its event resources hold a lease of
-    /// `lease` that reads renew (see `event_leases`).
+    /// `lease` that reads renew (see `events::Leases`).
     pub fn leased(shared: &Shared, principal: &Principal, lease: Duration) -> Session {
         let mut session = Session::new(shared, Scope::HttpStateless(principal));
         if let Some(events) = session.events.as_mut() {
-            events.leases = Some(super::event_leases::Leases::new(lease));
+            events.leases = Some(crate::events::Leases::new(lease));
         }
         session
     }

@@ -258,5 +258,6 @@ fn connection_events(session: &Session) -> Option<ConnectionEvents<'_>> {
         hub: &events.hub,
         owner: &events.owner,
         routes: events.routes.clone(),
+        leases: events.leases.as_ref(),
     })
 }

@@ -111,7 +111,11 @@ impl RequestConfirmer<'_> {
                 .as_ref()
                 .and_then(|responses| responses.get(CONFIRM_REQUEST_KEY));
             if let Some(response) = response {
-                return match self.shared.continuations.redeem(&self.owner, &tool, &self.args, state) {
+                return match self
+                    .shared
+                    .continuations
+                    .redeem(&self.owner, &tool, &self.args, state)
+                {
                     Ok(()) => verdict_of(&serde_json::to_value(response).unwrap_or_default()),
                     Err(error) => Verdict::Invalid(error.to_string()),
                 };
@@ -124,7 +128,11 @@ impl RequestConfirmer<'_> {
                     .into(),
             );
         }
-        match self.shared.continuations.open(&self.owner, &tool, &self.args) {
+        match self
+            .shared
+            .continuations
+            .open(&self.owner, &tool, &self.args)
+        {
             Ok(pending) => {
                 *self.continuation.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some((form(request), pending.state));

@@ -120,10 +120,10 @@ fn reprompt(
     args: &Map<String, Value>,
     state: &str,
 ) -> Result<Answer, InputError> {
-    let pending =
-        call.shared
-            .continuations
-            .reopen(&call.owner, tool, args, state)?;
+    let pending = call
+        .shared
+        .continuations
+        .reopen(&call.owner, tool, args, state)?;
     // The state matched these exact arguments, which were checked when it was issued.
     let action = args.get("action").and_then(Value::as_str).unwrap_or("");
     let resolved = catalog::resolve(action.trim()).ok_or_else(|| InputError::UnknownAction {

@@ -139,38 +139,42 @@ async fn start(mut call: Call<'_>) -> Result<TaskHandle, ToolReply> {
     let principal = call.principal.clone();
     let stored_result = call.stored_result;
     manager
-        .start_for(&call.owner, resolved.meta.name, move |cancel, progress| async move {
-            let progress = Arc::<dyn TaskProgress>::from(progress);
-            let status = Arc::clone(&progress);
-            let mut progress = Progress::new(Some(Box::new(TaskProgressSink(progress))));
-            // Waits for a transfer slot rather than answering busy; the task's status message
-            // says so meanwhile.
-            // A task runs after its call has answered, so there is nobody to ask: actions
-            // that need a confirmation are refused (confirmation_unavailable), never run.
-            let cannot_ask =
-                CannotAsk("a background task cannot ask the user; call invoke_action instead");
-            let caller = Caller {
-                principal,
-                tool: "invoke_action_background",
-                confirmer: &cannot_ask,
-            };
-            let reply = shared
-                .executor
-                .run_background(&caller, args, &trace, &cancel, &mut progress, &|message| {
-                    status.status(message)
-                })
-                .await;
-            let honoured_cancel =
-                cancel.is_cancelled() && reply.diagnostics.kind == Some(ErrorKind::Cancelled);
-            let is_error = reply.is_error;
-            // Saved exactly as invoke_action would have answered, so tasks/get can return it.
-            let result = stored_result(reply, &trace);
-            if honoured_cancel {
-                TaskOutcome::cancelled(result)
-            } else {
-                TaskOutcome::finished(result, is_error)
-            }
-        })
+        .start_for(
+            &call.owner,
+            resolved.meta.name,
+            move |cancel, progress| async move {
+                let progress = Arc::<dyn TaskProgress>::from(progress);
+                let status = Arc::clone(&progress);
+                let mut progress = Progress::new(Some(Box::new(TaskProgressSink(progress))));
+                // Waits for a transfer slot rather than answering busy; the task's status message
+                // says so meanwhile.
+                // A task runs after its call has answered, so there is nobody to ask: actions
+                // that need a confirmation are refused (confirmation_unavailable), never run.
+                let cannot_ask =
+                    CannotAsk("a background task cannot ask the user; call invoke_action instead");
+                let caller = Caller {
+                    principal,
+                    tool: "invoke_action_background",
+                    confirmer: &cannot_ask,
+                };
+                let reply = shared
+                    .executor
+                    .run_background(&caller, args, &trace, &cancel, &mut progress, &|message| {
+                        status.status(message)
+                    })
+                    .await;
+                let honoured_cancel =
+                    cancel.is_cancelled() && reply.diagnostics.kind == Some(ErrorKind::Cancelled);
+                let is_error = reply.is_error;
+                // Saved exactly as invoke_action would have answered, so tasks/get can return it.
+                let result = stored_result(reply, &trace);
+                if honoured_cancel {
+                    TaskOutcome::cancelled(result)
+                } else {
+                    TaskOutcome::finished(result, is_error)
+                }
+            },
+        )
         .await
         .map_err(task_error_reply)
 }

@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::events::{EventHub, EventsError, OwnerId};
+use super::{EventHub, EventsError, OwnerId};
 
 /// How many released URIs are remembered for the "lease ran out" message.
 const REMEMBERED: usize = 256;
