@@ -53,6 +53,40 @@ impl fmt::Debug for Principal {
     }
 }
 
+/// The principal an owner key belongs to (see `Call::owner`): the key up to its first `/`
+/// (a legacy HTTP session's key is `principal/session-id`; `/` is never in a principal's name).
+pub fn principal_of(owner: &str) -> &str {
+    owner.split('/').next().unwrap_or(owner)
+}
+
+/// The owner key of a legacy HTTP session opened by `principal`.
+pub fn session_owner(principal: &Principal, session_id: &str) -> String {
+    format!("{principal}/{session_id}")
+}
+
+/// Each principal's part of a process-wide limit while two or more principals can use the
+/// server (`SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT`), so one cannot exhaust it for the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    pub percent: u8,
+}
+
+impl Share {
+    /// The most of `limit` one principal may hold: `percent` % of it rounded up, at least one.
+    pub fn of(self, limit: usize) -> usize {
+        (limit * usize::from(self.percent)).div_ceil(100).max(1)
+    }
+
+    /// How a refusal names the share: "its share, N (P % of LIMIT, SNOWLUMA_MCP_...)".
+    pub fn describe(self, limit: usize) -> String {
+        format!(
+            "its share, {} ({} % of {limit}, SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT)",
+            self.of(limit),
+            self.percent
+        )
+    }
+}
+
 /// One principal's token, as its digest.
 #[derive(Clone)]
 struct Credential {
@@ -201,6 +235,20 @@ mod tests {
     fn parse(text: &str) -> Result<Credentials, ConfigError> {
         let mut c = Credentials::default();
         c.add_tokens_file(Path::new("/t"), text).map(|()| c)
+    }
+
+    #[test]
+    fn shares_round_up_and_owners_name_their_principal() {
+        let half = Share { percent: 50 };
+        assert_eq!(
+            (half.of(16), half.of(4), half.of(256), half.of(2)),
+            (8, 2, 128, 1)
+        );
+        assert_eq!(Share { percent: 10 }.of(4), 1);
+        assert_eq!(Share { percent: 1 }.of(2), 1);
+        let alice = Principal::new("alice");
+        assert_eq!(principal_of(&session_owner(&alice, "session-3")), "alice");
+        assert_eq!(principal_of("alice"), "alice");
     }
 
     #[test]

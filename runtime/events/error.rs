@@ -12,7 +12,12 @@ pub enum EventsError {
     /// A `wait` argument is out of range.
     InvalidArgument { field: String, problem: String },
     /// The process already holds the most resources it may.
-    TooManyResources { limit: usize },
+    /// The process holds `limit` resources, or (with `share`) the caller's principal holds
+    /// its share of them.
+    TooManyResources {
+        limit: usize,
+        share: Option<crate::config::principals::Share>,
+    },
     /// The shared connection serves another account.
     OtherAccount { connected: i64, requested: i64 },
     /// The shared connection has stopped; resources must be released before a new one opens.
@@ -42,10 +47,19 @@ impl fmt::Display for EventsError {
         match self {
             EventsError::InvalidFilter { field, problem } => write!(f, "`{field}` {problem}"),
             EventsError::InvalidArgument { field, problem } => write!(f, "`{field}` {problem}"),
-            EventsError::TooManyResources { limit } => write!(
+            EventsError::TooManyResources { limit, share: None } => write!(
                 f,
                 "at most {limit} event resources may exist at once; release one with \
                  unsubscribe_events before subscribing again"
+            ),
+            EventsError::TooManyResources {
+                limit,
+                share: Some(share),
+            } => write!(
+                f,
+                "this client already holds {} of the {limit} event resources; release one \
+                 with unsubscribe_events before subscribing again",
+                share.describe(*limit)
             ),
             EventsError::OtherAccount {
                 connected,

@@ -61,6 +61,11 @@ impl OwnerId {
     pub fn new(key: impl Into<String>) -> OwnerId {
         OwnerId(Arc::from(key.into()))
     }
+
+    /// The principal whose resource this is (see `config::principals::principal_of`).
+    pub fn principal(&self) -> &str {
+        crate::config::principals::principal_of(&self.0)
+    }
 }
 
 /// Told when a resource changed; implemented by the MCP server.

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::{Answer, InputError, complete};
+use crate::config::principals::{Share, principal_of};
 use crate::exec::ActionArgs;
 
 /// How long a prompt can be answered.
@@ -86,12 +87,20 @@ pub struct Continuations {
     clock: Box<dyn Clock>,
     lifetime: Duration,
     table: Mutex<Table>,
+    /// Each principal's share of [`MAX_PENDING`], with two or more principals.
+    share: std::sync::OnceLock<Share>,
 }
 
 /// Open prompts by sequence number, with their expiry on the [`Clock`].
 struct Table {
     next_id: u64,
-    open: HashMap<u64, Duration>,
+    open: HashMap<u64, Opened>,
+}
+
+/// One open prompt: when it expires, and the principal holding it (for the share).
+struct Opened {
+    expires_at: Duration,
+    principal: String,
 }
 
 /// What a verified state string says.
@@ -136,14 +145,21 @@ impl Continuations {
                 next_id: 0,
                 open: HashMap::new(),
             }),
+            share: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Limits each principal to its share of [`MAX_PENDING`]. Set once, at start-up, when
+    /// two or more principals can use the server.
+    pub fn set_principal_share(&self, share: Share) {
+        let _ = self.share.set(share);
     }
 
     /// Prompts issued and neither answered nor expired yet.
     pub fn pending(&self) -> usize {
         let now = self.clock.now();
         let mut table = self.lock();
-        table.open.retain(|_, expires_at| *expires_at > now);
+        table.open.retain(|_, opened| opened.expires_at > now);
         table.open.len()
     }
 
@@ -162,13 +178,36 @@ impl Continuations {
         let expires_at = now.saturating_add(self.lifetime);
         let id = {
             let mut table = self.lock();
-            table.open.retain(|_, at| *at > now);
+            table.open.retain(|_, opened| opened.expires_at > now);
             if table.open.len() >= MAX_PENDING {
-                return Err(InputError::TooManyPending { limit: MAX_PENDING });
+                return Err(InputError::TooManyPending {
+                    limit: MAX_PENDING,
+                    share: None,
+                });
+            }
+            let principal = principal_of(owner);
+            if let Some(share) = self.share.get().copied() {
+                let held = table
+                    .open
+                    .values()
+                    .filter(|opened| opened.principal == principal)
+                    .count();
+                if held >= share.of(MAX_PENDING) {
+                    return Err(InputError::TooManyPending {
+                        limit: MAX_PENDING,
+                        share: Some(share),
+                    });
+                }
             }
             let id = table.next_id;
             table.next_id = table.next_id.wrapping_add(1);
-            table.open.insert(id, expires_at);
+            table.open.insert(
+                id,
+                Opened {
+                    expires_at,
+                    principal: principal.to_string(),
+                },
+            );
             id
         };
         let claims = Claims {
@@ -240,7 +279,7 @@ impl Continuations {
     fn consume(&self, claims: &Claims) -> Result<(), InputError> {
         let now = self.clock.now();
         let mut table = self.lock();
-        table.open.retain(|_, at| *at > now);
+        table.open.retain(|_, opened| opened.expires_at > now);
         if claims.expires_at <= now {
             return Err(InputError::Expired {
                 lifetime_secs: self.lifetime.as_secs(),

@@ -261,7 +261,10 @@ fn the_257th_pending_prompt_is_refused_and_nothing_is_evicted() {
         .collect();
     assert_eq!(
         registry.open(OWNER, TOOL, &args).unwrap_err(),
-        InputError::TooManyPending { limit: 256 }
+        InputError::TooManyPending {
+            limit: 256,
+            share: None
+        }
     );
     assert_eq!(registry.pending(), MAX_PENDING);
     // The oldest prompt is still answerable, which frees one slot.
@@ -349,7 +352,10 @@ fn every_error_says_what_to_do_next() {
     let errors = [
         InputError::UnknownState,
         InputError::Replayed,
-        InputError::TooManyPending { limit: MAX_PENDING },
+        InputError::TooManyPending {
+            limit: MAX_PENDING,
+            share: None,
+        },
         InputError::InvalidProvidedField {
             field: "group_id".into(),
             reason: "must be an integer".into(),
@@ -360,9 +366,12 @@ fn every_error_says_what_to_do_next() {
         assert!(!error.to_string().is_empty());
     }
     assert!(
-        InputError::TooManyPending { limit: MAX_PENDING }
-            .to_string()
-            .contains("256")
+        InputError::TooManyPending {
+            limit: MAX_PENDING,
+            share: None
+        }
+        .to_string()
+        .contains("256")
     );
 }
 
@@ -394,4 +403,40 @@ fn reopening_swaps_a_state_for_a_fresh_one() {
         registry.reopen(OWNER, TOOL, &args, "sli1.x.y").unwrap_err(),
         InputError::UnknownState
     );
+}
+
+#[test]
+fn with_a_share_one_principal_fills_only_its_part_of_the_prompts() {
+    let (registry, _clock) = fresh_registry();
+    registry.set_principal_share(crate::config::principals::Share { percent: 50 });
+    let args = group_msg_without_message();
+    // A legacy session's owner key counts for its principal.
+    for n in 0..MAX_PENDING / 2 {
+        let owner = if n % 2 == 0 {
+            "alice"
+        } else {
+            "alice/session-7"
+        };
+        registry
+            .open(owner, TOOL, &args)
+            .expect("within alice's share");
+    }
+    let refusal = registry.open("alice", TOOL, &args).unwrap_err();
+    assert_eq!(
+        refusal,
+        InputError::TooManyPending {
+            limit: MAX_PENDING,
+            share: Some(crate::config::principals::Share { percent: 50 })
+        }
+    );
+    assert!(
+        refusal
+            .to_string()
+            .contains("SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT"),
+        "{refusal}"
+    );
+    // Bob is not affected.
+    registry
+        .open("bob", TOOL, &args)
+        .expect("bob has his own share");
 }

@@ -13,7 +13,7 @@ use rmcp::service::RequestContext;
 use super::event_routes::SessionEvents;
 use super::tool_list::ToolLists;
 use crate::config::Config;
-use crate::config::principals::{DEFAULT_PRINCIPAL, Principal};
+use crate::config::principals::{DEFAULT_PRINCIPAL, Principal, session_owner};
 use crate::exec::ClientCapabilities;
 use crate::tools::Services;
 
@@ -86,7 +86,7 @@ fn identity(scope: &Scope<'_>, session_id: &str) -> (String, String) {
         ),
         Scope::HttpSession(principal) => (
             crate::guard::principal(Some(principal.name()), session_id),
-            format!("{}/{session_id}", principal.name()),
+            session_owner(principal, session_id),
         ),
         Scope::HttpStateless(principal) => (
             crate::guard::principal(Some(principal.name()), session_id),
@@ -110,7 +110,7 @@ impl Session {
             events: shared
                 .events
                 .clone()
-                .map(|hub| SessionEvents::new(hub, &id)),
+                .map(|hub| SessionEvents::new(hub, &owner)),
             principal,
             owner,
             id,

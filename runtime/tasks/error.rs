@@ -102,7 +102,9 @@ pub enum TaskError {
     TooManyRunning,
     /// The principal already runs its share of the task slots
     /// (SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT).
-    ShareUsed { share: usize, percent: u8 },
+    ShareUsed {
+        share: crate::config::principals::Share,
+    },
     /// No task with this id exists in this directory.
     UnknownTask { id: String },
     /// `list` got a cursor it did not issue.
@@ -127,11 +129,11 @@ impl fmt::Display for TaskError {
                 "at most {MAX_RUNNING_TASKS} background tasks can run at once; wait for one to \
                  finish (poll tasks/get) or cancel one, then start again"
             ),
-            Self::ShareUsed { share, percent } => write!(
+            Self::ShareUsed { share } => write!(
                 f,
-                "this client already runs {share} background tasks, its share ({percent} % of \
-                 {MAX_RUNNING_TASKS}, SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT); wait for one to \
-                 finish (poll tasks/get) or cancel one, then start again"
+                "this client already runs {} of the {MAX_RUNNING_TASKS} background tasks; wait \
+                 for one to finish (poll tasks/get) or cancel one, then start again",
+                share.describe(MAX_RUNNING_TASKS)
             ),
             Self::UnknownTask { id } => write!(
                 f,

@@ -19,7 +19,7 @@ use super::record::{TaskProgressValue, TaskRecord, TaskState, TaskSummary, now};
 use super::store::TaskStore;
 use super::{MAX_RECORD_BYTES, MAX_RUNNING_TASKS};
 use crate::config::Shutdown;
-use crate::config::principals::DEFAULT_PRINCIPAL;
+use crate::config::principals::{DEFAULT_PRINCIPAL, Share, principal_of};
 use crate::ids;
 
 /// What task handles advertise as `pollIntervalMs`.
@@ -195,13 +195,6 @@ pub struct TaskManager {
     share: std::sync::OnceLock<Share>,
 }
 
-/// A principal's share of [`MAX_RUNNING_TASKS`].
-#[derive(Debug, Clone, Copy)]
-struct Share {
-    slots: usize,
-    percent: u8,
-}
-
 impl std::fmt::Debug for TaskManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskManager")
@@ -244,11 +237,8 @@ impl TaskManager {
 
     /// Limits each principal to `percent` % of the running slots (rounded up), so one cannot
     /// take them all. Set once, at start-up, when several principals use the server.
-    pub fn set_principal_share(&self, percent: u8) {
-        let slots = (MAX_RUNNING_TASKS * usize::from(percent))
-            .div_ceil(100)
-            .max(1);
-        let _ = self.share.set(Share { slots, percent });
+    pub fn set_principal_share(&self, share: Share) {
+        let _ = self.share.set(share);
     }
 
     /// The store underneath (its directory, the ids recovered at open).
@@ -310,17 +300,18 @@ impl TaskManager {
             if index.running.len() >= MAX_RUNNING_TASKS {
                 return Err(TaskError::TooManyRunning);
             }
-            if let Some(share) = self.share.get() {
+            if let Some(share) = self.share.get().copied() {
+                let principal = principal_of(owner);
                 let mine = index
                     .running
                     .keys()
-                    .filter(|id| index.summary(id).is_some_and(|s| s.owned_by(owner)))
+                    .filter_map(|id| index.summary(id))
+                    .filter(|s| {
+                        principal_of(s.owner.as_deref().unwrap_or(DEFAULT_PRINCIPAL)) == principal
+                    })
                     .count();
-                if mine >= share.slots {
-                    return Err(TaskError::ShareUsed {
-                        share: share.slots,
-                        percent: share.percent,
-                    });
+                if mine >= share.of(MAX_RUNNING_TASKS) {
+                    return Err(TaskError::ShareUsed { share });
                 }
             }
             let stamp = now();

@@ -8,9 +8,8 @@
 #
 # Node 20 lacks fs.globSync, which the runner imports; shim/ adds it through a resolve hook.
 #
-# Deviation from the shipped defaults, on purpose: SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER=64.
-# The runner, one peer, leaves more than 16 event streams open at once (it never closes its
-# sessions' GET streams), so the default of 16 refuses some of its connections.
+# The server runs with the shipped defaults (SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER = 16 among
+# them): the runner is one peer that never closes its sessions' GET streams.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -22,10 +21,10 @@ npm ci --no-audit --no-fund --loglevel=error >/dev/null
 
 log="$(mktemp)"
 env -u SNOWLUMA_MCP_HTTP_TOKEN -u SNOWLUMA_MCP_HTTP_TOKEN_FILE -u SNOWLUMA_MCP_HTTP_TOKENS_FILE \
-    SNOWLUMA_MCP_LOG=info,rmcp=warn SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER=64 \
+    SNOWLUMA_MCP_LOG=info,rmcp=warn \
     "$binary" --transport http --listen 127.0.0.1:0 2>"$log" &
 server=$!
-trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
+trap 'kill "$server" 2>/dev/null || true; [ -n "${KEEP_LOG:-}" ] && cp "$log" "$KEEP_LOG"; rm -f "$log"' EXIT
 port=""
 for _ in $(seq 1 200); do
     port="$(sed -n 's|.*serving MCP over HTTP at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$log" | head -1)"

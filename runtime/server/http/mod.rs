@@ -150,12 +150,20 @@ where
         let stopping = shutdown.clone();
         tokio::spawn(async move {
             let busy = peer_slot.busy.clone();
+            let listening = peer_slot.listening.clone();
+            let streams_open = peer_slot.listening.clone();
             let close = peer_slot.close.clone();
             let _slots = (slot, peer_slot);
             let service = service_fn(move |request| {
                 let gate = gate.clone();
-                // Counted until the response body (a stream, maybe) ends.
-                let busy = peers::Busy::new(&busy);
+                // Counted until the response body (a stream, maybe) ends. A GET is the
+                // standalone event stream, which the peer limits may close (see `peers`).
+                let counter = if request.method() == http::Method::GET {
+                    &listening
+                } else {
+                    &busy
+                };
+                let busy = peers::Busy::new(counter);
                 async move { Ok::<_, Infallible>(reply::holding(gate.handle(request).await, busy)) }
             });
             let connection = http1::Builder::new()
@@ -170,9 +178,13 @@ where
                     }
                 }
                 () = close.cancelled() => {
-                    // Idle, and its peer is at SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER.
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
+                    // Idle or only carrying event streams, and its peer is at
+                    // SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER. A graceful shutdown would wait for
+                    // an open stream forever, so such a connection is dropped (closing it).
+                    if streams_open.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                        connection.as_mut().graceful_shutdown();
+                        let _ = connection.await;
+                    }
                 }
                 () = stopping.cancelled() => {
                     connection.as_mut().graceful_shutdown();

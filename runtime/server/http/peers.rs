@@ -3,10 +3,13 @@
 //! without a per-peer bound one peer (authenticated or not) could hold every slot.
 //!
 //! At its bound a peer's new connection is still taken when one of its connections has no
-//! request in progress: that oldest idle one is closed instead (clients such as the official
-//! conformance runner leave keep-alive connections open and never reuse them). Only a peer
-//! whose every connection is busy is refused, and a peer never holds more than twice its
-//! bound while the closed ones finish.
+//! request in progress: that oldest idle one is closed instead. Failing that, the oldest
+//! connection that only carries a standalone `GET` event stream is closed: the protocol lets a
+//! server end such a stream at any time and a client that still listens opens it again, while
+//! clients that go away without closing them (the official conformance runner leaves one per
+//! failed scenario, about 25 in one run) would otherwise pin every slot of their address. Only
+//! a peer whose every connection is answering a request is refused, and a peer never holds
+//! more than twice its bound while the closed ones finish.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -25,7 +28,19 @@ pub struct PeerLimits {
 struct Connection {
     id: u64,
     busy: Arc<AtomicUsize>,
+    listening: Arc<AtomicUsize>,
     close: CancellationToken,
+}
+
+impl Connection {
+    /// Which connection goes first at the bound: an idle one (0), then one that only carries
+    /// event streams (1); `None` for one answering a request or already closing.
+    fn closable(&self) -> Option<u8> {
+        if self.close.is_cancelled() || self.busy.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        Some(u8::from(self.listening.load(Ordering::SeqCst) > 0))
+    }
 }
 
 /// One open connection of a peer; dropping it gives the slot back.
@@ -33,8 +48,11 @@ pub struct PeerSlot {
     limits: Arc<PeerLimits>,
     peer: IpAddr,
     id: u64,
-    /// Requests of this connection in progress (their responses, streams included, not ended).
+    /// Requests of this connection in progress (their responses not ended), standalone `GET`
+    /// event streams excepted.
     pub busy: Arc<AtomicUsize>,
+    /// Standalone `GET` event streams of this connection still open.
+    pub listening: Arc<AtomicUsize>,
     /// Fired when the limits want this idle connection closed.
     pub close: CancellationToken,
 }
@@ -77,21 +95,25 @@ impl PeerLimits {
             if connections.len() >= 2 * self.max_per_peer {
                 return None;
             }
-            let idle = connections
+            // The oldest of the first kind (`min_by_key` keeps the first of equals).
+            let closable = connections
                 .iter()
-                .find(|c| !c.close.is_cancelled() && c.busy.load(Ordering::SeqCst) == 0)?;
-            idle.close.cancel();
+                .filter_map(|c| Some((c.closable()?, c)))
+                .min_by_key(|(kind, _)| *kind)?;
+            closable.1.close.cancel();
         }
         let slot = PeerSlot {
             limits: self.clone(),
             peer,
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             busy: Arc::new(AtomicUsize::new(0)),
+            listening: Arc::new(AtomicUsize::new(0)),
             close: CancellationToken::new(),
         };
         connections.push(Connection {
             id: slot.id,
             busy: slot.busy.clone(),
+            listening: slot.listening.clone(),
             close: slot.close.clone(),
         });
         Some(slot)
@@ -137,5 +159,24 @@ mod tests {
         drop(first);
         drop(_busy);
         assert!(limits.admit(a).is_some());
+    }
+
+    #[test]
+    fn event_streams_make_room_after_idle_connections() {
+        let limits = PeerLimits::new(3);
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let streaming = limits.admit(a).unwrap();
+        let answering = limits.admit(a).unwrap();
+        let idle = limits.admit(a).unwrap();
+        let _listening = Busy::new(&streaming.listening);
+        let _busy = Busy::new(&answering.busy);
+        // The idle one goes first, although the streaming one is older.
+        let fourth = limits.admit(a).unwrap();
+        assert!(idle.close.is_cancelled() && !streaming.close.is_cancelled());
+        let _busy_too = Busy::new(&fourth.busy);
+        // Then the one that only carries an event stream; never one answering a request.
+        let _fifth = limits.admit(a).unwrap();
+        assert!(streaming.close.is_cancelled() && !answering.close.is_cancelled());
+        assert!(!fourth.close.is_cancelled());
     }
 }
