@@ -59,6 +59,20 @@ pub struct Session {
     /// Who owns what this session's calls leave behind (paged results, tasks, input
     /// prompts): see `Call::owner`.
     pub owner: String,
+    /// A legacy HTTP session's paged results, released when it ends (DELETE, idle expiry).
+    _pages: Option<ReleasePages>,
+}
+
+/// Drops the paged results held for one owner when dropped.
+struct ReleasePages {
+    services: Arc<Services>,
+    owner: String,
+}
+
+impl Drop for ReleasePages {
+    fn drop(&mut self) {
+        self.services.pages.release_owner(&self.owner);
+    }
 }
 
 /// Which connection a session serves, and for whom.
@@ -106,7 +120,12 @@ impl Session {
             SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
         let (principal, owner) = identity(&scope, &id);
+        let pages = matches!(scope, Scope::HttpSession(_)).then(|| ReleasePages {
+            services: shared.services.clone(),
+            owner: owner.clone(),
+        });
         Session {
+            _pages: pages,
             events: shared
                 .events
                 .clone()
