@@ -1,8 +1,9 @@
 //! Everything a request passes before rmcp's Streamable HTTP service sees it, in this order:
 //! the endpoint path, `Host` and `Origin` (403, before authentication so a rebinding page
 //! learns nothing), the bearer token (401), the in-flight request cap (503), the body cap
-//! (413), an unknown session on DELETE (404; rmcp would answer 202), and the session cap
-//! (503) on `initialize`.
+//! (413), an unknown session on DELETE (404; rmcp would answer 202), and the session cap on
+//! `initialize` (the least recently used idle session is ended to make room; 503 only when
+//! none is idle). A session another principal opened is answered as an unknown one.
 //!
 //! Kept by hand rather than tower-http's RequestBodyLimitLayer/TimeoutLayer and tower's
 //! ConcurrencyLimitLayer (issue 35): those answer 413/408 with their own bodies instead of a
