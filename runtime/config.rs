@@ -15,6 +15,7 @@ mod events_url;
 mod flag_errors;
 mod guard;
 pub mod http;
+pub mod principals;
 mod results;
 mod secret;
 mod tls;

@@ -159,6 +159,7 @@ pub const CALL_TARGET: &str = "snowluma_mcp::call";
 /// duration; never params, message text, tokens, paths or tracestate.
 pub fn log_call(
     tool: &str,
+    principal: &str,
     trace: &TraceContext,
     outcome: &str,
     failure: Option<crate::outcome::ErrorKind>,
@@ -167,6 +168,7 @@ pub fn log_call(
     tracing::info!(
         target: CALL_TARGET,
         tool,
+        principal,
         traceparent = %trace.traceparent,
         outcome,
         failure = failure.map_or("-", |k| k.as_str()),

@@ -18,6 +18,8 @@ fn temp_file(name: &str, contents: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("token");
     std::fs::write(&path, contents).unwrap();
+    // Secret files must not be readable by group or others (issue 37).
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     path
 }
 
@@ -58,6 +60,10 @@ async fn bad_secrets_and_endpoints_stop_the_server_with_a_clear_message() {
     let newline = newline.to_string_lossy().to_string();
     let good = temp_file("good", "tok");
     let good = good.to_string_lossy().to_string();
+    // A token file the group may read is refused (issue 37), naming the fix.
+    let shared = temp_file("shared", "tok");
+    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    let shared = shared.to_string_lossy().to_string();
     let endpoint = ("SNOWLUMA_MCP_ENDPOINT", "http://127.0.0.1:3000/");
     let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
         (
@@ -67,6 +73,10 @@ async fn bad_secrets_and_endpoints_stop_the_server_with_a_clear_message() {
         (
             vec![endpoint, ("SNOWLUMA_MCP_TOKEN_FILE", newline.as_str())],
             "control character",
+        ),
+        (
+            vec![endpoint, ("SNOWLUMA_MCP_TOKEN_FILE", shared.as_str())],
+            "chmod 600",
         ),
         (
             vec![endpoint, ("SNOWLUMA_MCP_TOKEN", "a\tb")],

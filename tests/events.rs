@@ -410,7 +410,13 @@ async fn at_most_sixteen_resources_and_one_account() {
         .subscribe(&me, filter(json!({"self_id": SELF})), quiet())
         .await
         .unwrap_err();
-    assert_eq!(err, EventsError::TooManyResources { limit: 16 });
+    assert_eq!(
+        err,
+        EventsError::TooManyResources {
+            limit: 16,
+            share: None
+        }
+    );
     assert!(err.to_string().contains("16"));
     hub.release(&me, &other).unwrap();
     assert!(

@@ -75,10 +75,15 @@ async fn call_lines_keep_their_layout() {
     ] {
         let (time, rest) = line.split_at_checked(27).expect("a time first");
         assert!(is_timestamp(time), "{line}");
-        let prefix = format!("  INFO snowluma_mcp::call: tool=\"{tool}\" traceparent=00-");
+        // The principal follows the tool: on stdio the guards' principal, its session id.
+        let prefix = format!("  INFO snowluma_mcp::call: tool=\"{tool}\" principal=\"session-");
         let rest = rest
             .strip_prefix(&prefix)
-            .unwrap_or_else(|| panic!("level, target and tool: {line}"));
+            .unwrap_or_else(|| panic!("level, target, tool and principal: {line}"));
+        let rest = rest
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .strip_prefix("\" traceparent=00-")
+            .unwrap_or_else(|| panic!("the principal, then the traceparent: {line}"));
         // traceparent: 00-<32 hex>-<16 hex>-01, written bare (not as a quoted string).
         let (ids, tail) = rest
             .split_at_checked(32 + 1 + 16 + 3)

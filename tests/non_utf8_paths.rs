@@ -51,6 +51,7 @@ fn non_utf8_directory_flags_are_refused_naming_the_setting() {
 fn a_non_utf8_token_file_path_is_read() {
     let path = std::path::PathBuf::from(non_utf8("token"));
     std::fs::write(&path, "secret-from-file\n").unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let args: Vec<OsString> = vec![
         "snowluma-mcp".into(),
         "--endpoint".into(),

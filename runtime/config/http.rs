@@ -2,7 +2,6 @@
 //! origin behind a TLS-terminating proxy, the bearer token clients must present, and the
 //! session and request bounds. stdio stays the default; none of this applies to it.
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,7 +9,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::ConfigError;
-use super::secret::{SecretSource, read_secret};
+use super::principals::{Credentials, TOKENS_FILE_SETTING};
+use super::secret::{SecretSource, read_secret, refuse_shared_file};
 
 /// How MCP clients reach this server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -54,6 +54,11 @@ pub struct HttpFlags {
     #[arg(long, env = "SNOWLUMA_MCP_HTTP_TOKEN_FILE")]
     http_token_file: Option<PathBuf>,
 
+    /// File of named client tokens, one `name token` pair a line; each name is a principal
+    /// that owns its own tasks, event resources and input prompts (mode 600; http only)
+    #[arg(long, env = "SNOWLUMA_MCP_HTTP_TOKENS_FILE")]
+    http_tokens_file: Option<PathBuf>,
+
     /// Seconds a session may stay idle before it ends and its resources are released
     #[arg(long, env = "SNOWLUMA_MCP_HTTP_IDLE_SECS", default_value_t = 1800)]
     http_idle_secs: u64,
@@ -66,30 +71,31 @@ pub struct HttpFlags {
     #[arg(long, env = "SNOWLUMA_MCP_HTTP_MAX_BODY_BYTES", default_value_t = 4 << 20)]
     http_max_body_bytes: usize,
 
+    /// Seconds an event resource of a 2026-07-28 (stateless) client lives without a
+    /// read_events or resources/read before it is released
+    #[arg(long, env = "SNOWLUMA_MCP_EVENT_LEASE_SECS", default_value_t = 600)]
+    event_lease_secs: u64,
+
+    /// Percent of each process-wide limit (tasks, input prompts) one principal may hold
+    /// when the tokens file names several (rounded up)
+    #[arg(
+        long,
+        env = "SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT",
+        default_value_t = 50
+    )]
+    principal_share_percent: u8,
+
+    /// Most open TCP connections from one peer address
+    #[arg(
+        long,
+        env = "SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER",
+        default_value_t = 16
+    )]
+    http_max_conns_per_peer: usize,
+
     /// Most HTTP requests in progress at once, open event streams included
     #[arg(long, env = "SNOWLUMA_MCP_HTTP_MAX_REQUESTS", default_value_t = 128)]
     http_max_requests: usize,
-}
-
-/// The bearer token HTTP clients must present. Never printed.
-#[derive(Clone)]
-pub struct HttpToken(String);
-
-impl HttpToken {
-    pub fn as_bytes(&self) -> &[u8] {
-        self.0.as_bytes()
-    }
-
-    #[cfg(test)]
-    pub fn for_tests(token: &str) -> HttpToken {
-        HttpToken(token.to_string())
-    }
-}
-
-impl fmt::Debug for HttpToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("HttpToken(<redacted>)")
-    }
 }
 
 /// `https://host[:port]` as given by `--public-origin`, already validated.
@@ -108,12 +114,18 @@ pub struct HttpConfig {
     pub listen: SocketAddr,
     pub path: String,
     pub public_origin: Option<PublicOrigin>,
-    /// `None` only when listening on loopback (start-up warns).
-    pub token: Option<HttpToken>,
+    /// The tokens clients may present, each naming a principal; `None` only when listening
+    /// on loopback (start-up warns, and every request is the principal `default`).
+    pub credentials: Option<Credentials>,
     pub idle_timeout: Duration,
     pub max_sessions: usize,
     pub max_body_bytes: usize,
     pub max_requests: usize,
+    pub max_conns_per_peer: usize,
+    pub event_lease: Duration,
+    /// Each principal's share of the process-wide limits, in percent; `None` with fewer than
+    /// two principals (one client may then use everything).
+    pub principal_share: Option<u8>,
 }
 
 impl HttpFlags {
@@ -135,6 +147,7 @@ impl HttpFlags {
             .map(|o| parse_public_origin(&o))
             .transpose()?;
         let token = read_http_token(self.http_token_file.as_deref())?;
+        let credentials = read_credentials(token, self.http_tokens_file.as_deref())?;
         let loopback = listen.ip().is_loopback();
         if !loopback && public_origin.is_none() {
             return Err(ConfigError(format!(
@@ -143,10 +156,10 @@ impl HttpFlags {
                  TLS-terminating proxy); or listen on 127.0.0.1"
             )));
         }
-        if !loopback && token.is_none() {
+        if !loopback && credentials.is_none() {
             return Err(ConfigError(format!(
                 "listening on {listen}, which is not a loopback address, needs a client token: set \
-                 SNOWLUMA_MCP_HTTP_TOKEN or SNOWLUMA_MCP_HTTP_TOKEN_FILE"
+                 SNOWLUMA_MCP_HTTP_TOKEN, SNOWLUMA_MCP_HTTP_TOKEN_FILE or SNOWLUMA_MCP_HTTP_TOKENS_FILE"
             )));
         }
         if !(1..=86_400).contains(&self.http_idle_secs) {
@@ -173,15 +186,37 @@ impl HttpFlags {
                 self.http_max_requests
             )));
         }
+        if !(1..=4096).contains(&self.http_max_conns_per_peer) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER must be between 1 and 4096 (got {})",
+                self.http_max_conns_per_peer
+            )));
+        }
+        if !(1..=100).contains(&self.principal_share_percent) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT must be between 1 and 100 (got {})",
+                self.principal_share_percent
+            )));
+        }
+        let several = credentials.as_ref().is_some_and(|c| c.names().count() > 1);
+        if !(1..=86_400).contains(&self.event_lease_secs) {
+            return Err(ConfigError(format!(
+                "SNOWLUMA_MCP_EVENT_LEASE_SECS must be between 1 and 86400 seconds (got {})",
+                self.event_lease_secs
+            )));
+        }
         Ok(Some(HttpConfig {
             listen,
             path,
             public_origin,
-            token,
+            credentials,
             idle_timeout: Duration::from_secs(self.http_idle_secs),
             max_sessions: self.http_max_sessions,
             max_body_bytes: self.http_max_body_bytes,
             max_requests: self.http_max_requests,
+            max_conns_per_peer: self.http_max_conns_per_peer,
+            event_lease: Duration::from_secs(self.event_lease_secs),
+            principal_share: several.then_some(self.principal_share_percent),
         }))
     }
 }
@@ -206,9 +241,15 @@ fn check_path(path: &str) -> Result<String, ConfigError> {
 /// `https://host[:port]`: no credentials, path, query, fragment or wildcard.
 pub fn parse_public_origin(text: &str) -> Result<PublicOrigin, ConfigError> {
     let text = text.trim();
+    // A value with `@` may carry a password: it is never repeated in an error.
+    let shown = if text.contains('@') {
+        "(value not shown: it holds `@`)"
+    } else {
+        text
+    };
     let bad = |why: &str| {
         ConfigError(format!(
-            "SNOWLUMA_MCP_PUBLIC_ORIGIN `{text}` {why}; give the https://host[:port] clients use, \
+            "SNOWLUMA_MCP_PUBLIC_ORIGIN `{shown}` {why}; give the https://host[:port] clients use, \
              e.g. https://mcp.example.com"
         ))
     };
@@ -220,7 +261,12 @@ pub fn parse_public_origin(text: &str) -> Result<PublicOrigin, ConfigError> {
         return Err(bad("must use https (TLS terminates at your reverse proxy)"));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(bad("must not contain credentials"));
+        // Never echo the text: it holds a password.
+        return Err(ConfigError(
+            "SNOWLUMA_MCP_PUBLIC_ORIGIN must not contain credentials (user:password@); give the \
+             https://host[:port] clients use, e.g. https://mcp.example.com"
+                .into(),
+        ));
     }
     // The URL parser turns an empty path into `/`; anything longer is a path.
     if url.path() != "/" || text.trim_end_matches('/').len() + 1 < text.len() {
@@ -246,7 +292,7 @@ pub fn parse_public_origin(text: &str) -> Result<PublicOrigin, ConfigError> {
 /// `SNOWLUMA_MCP_HTTP_TOKEN`, or the whole of the token file with one trailing newline
 /// trimmed; both at once is ambiguous. Kept apart from SnowLuma's token on purpose: the one
 /// who may use this server is not necessarily the one SnowLuma trusts.
-fn read_http_token(file: Option<&Path>) -> Result<Option<HttpToken>, ConfigError> {
+fn read_http_token(file: Option<&Path>) -> Result<Option<String>, ConfigError> {
     let token = read_secret(
         &SecretSource {
             env: "SNOWLUMA_MCP_HTTP_TOKEN",
@@ -264,7 +310,32 @@ fn read_http_token(file: Option<&Path>) -> Result<Option<HttpToken>, ConfigError
                 .into(),
         ));
     }
-    Ok(token.map(HttpToken))
+    Ok(token)
+}
+
+/// The single token (principal `default`) and the tokens file's principals; `None` when
+/// neither is set.
+fn read_credentials(
+    token: Option<String>,
+    tokens_file: Option<&Path>,
+) -> Result<Option<Credentials>, ConfigError> {
+    let mut credentials = token
+        .as_deref()
+        .map(Credentials::with_default_token)
+        .unwrap_or_default();
+    if let Some(path) = tokens_file.filter(|p| !p.as_os_str().is_empty()) {
+        refuse_shared_file(path, TOKENS_FILE_SETTING)?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError(format!(
+                "{TOKENS_FILE_SETTING} {} cannot be read ({}); point it at a readable file of \
+                 `name token` lines",
+                path.display(),
+                e.kind()
+            ))
+        })?;
+        credentials.add_tokens_file(path, &text)?;
+    }
+    Ok(Some(credentials).filter(|c| !c.is_empty()))
 }
 
 #[cfg(test)]
@@ -295,6 +366,19 @@ mod tests {
             "mcp.example.com",
         ] {
             assert!(parse_public_origin(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn public_origin_errors_never_echo_a_password() {
+        for bad in [
+            "https://user:hunter2@mcp.example.com",
+            "https://user:hunter2@mcp.example.com/path",
+            "http://user:hunter2@mcp.example.com",
+            "https://user:hunter2@*.example.com",
+        ] {
+            let error = parse_public_origin(bad).unwrap_err().0;
+            assert!(!error.contains("hunter2"), "{error}");
         }
     }
 

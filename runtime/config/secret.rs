@@ -44,6 +44,7 @@ pub fn read_secret(
                     source.what
                 ))
             })?;
+            refuse_shared_file(path, source.file_setting)?;
             let secret = text.strip_suffix('\n').unwrap_or(&text);
             let secret = secret.strip_suffix('\r').unwrap_or(secret);
             Some(secret.to_string()).filter(|s| !s.is_empty())
@@ -56,4 +57,31 @@ pub fn read_secret(
         ))),
         (secret, None) | (None, secret) => Ok(secret),
     }
+}
+
+/// Refuses a secret file that group or others may read (or write), like the task directory:
+/// a token readable by every local user protects nothing. POSIX only.
+pub fn refuse_shared_file(path: &Path, setting: &str) -> Result<(), ConfigError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).map_err(|e| {
+            ConfigError(format!(
+                "{setting} {} cannot be read ({}); point it at a readable file",
+                path.display(),
+                e.kind()
+            ))
+        })?;
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            return Err(ConfigError(format!(
+                "{setting} {} has permissions {mode:o}, which let group or others read it; run \
+                 chmod 600 on it",
+                path.display()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, setting);
+    Ok(())
 }

@@ -12,7 +12,12 @@ pub enum EventsError {
     /// A `wait` argument is out of range.
     InvalidArgument { field: String, problem: String },
     /// The process already holds the most resources it may.
-    TooManyResources { limit: usize },
+    /// The process holds `limit` resources, or (with `share`) the caller's principal holds
+    /// its share of them.
+    TooManyResources {
+        limit: usize,
+        share: Option<crate::config::principals::Share>,
+    },
     /// The shared connection serves another account.
     OtherAccount { connected: i64, requested: i64 },
     /// The shared connection has stopped; resources must be released before a new one opens.
@@ -29,6 +34,8 @@ pub enum EventsError {
     WaitInProgress { uri: String },
     /// The resource was released while a call waited on it.
     Released { uri: String },
+    /// A stateless client's resource was released because nothing read it for its lease.
+    LeaseExpired { uri: String, lease_secs: u64 },
     /// The caller cancelled the wait.
     Cancelled,
     /// No resource id could be made (the OS random source failed).
@@ -40,10 +47,19 @@ impl fmt::Display for EventsError {
         match self {
             EventsError::InvalidFilter { field, problem } => write!(f, "`{field}` {problem}"),
             EventsError::InvalidArgument { field, problem } => write!(f, "`{field}` {problem}"),
-            EventsError::TooManyResources { limit } => write!(
+            EventsError::TooManyResources { limit, share: None } => write!(
                 f,
                 "at most {limit} event resources may exist at once; release one with \
                  unsubscribe_events before subscribing again"
+            ),
+            EventsError::TooManyResources {
+                limit,
+                share: Some(share),
+            } => write!(
+                f,
+                "this client already holds {} of the {limit} event resources; release one \
+                 with unsubscribe_events before subscribing again",
+                share.describe(*limit)
             ),
             EventsError::OtherAccount {
                 connected,
@@ -82,6 +98,12 @@ impl fmt::Display for EventsError {
             EventsError::Released { uri } => {
                 write!(f, "the event resource {uri} was released during the wait")
             }
+            EventsError::LeaseExpired { uri, lease_secs } => write!(
+                f,
+                "the event resource {uri} no longer exists: its lease ran out after {lease_secs} s \
+                 without a read_events or resources/read (SNOWLUMA_MCP_EVENT_LEASE_SECS); call \
+                 subscribe_events again"
+            ),
             EventsError::Cancelled => f.write_str("the wait for events was cancelled"),
             EventsError::RandomUnavailable => f.write_str(crate::ids::RandomUnavailable::MESSAGE),
         }
@@ -105,9 +127,9 @@ impl EventsError {
                 ErrorKind::EventsConnection
             }
             EventsError::TokenRejected => ErrorKind::EventsToken,
-            EventsError::UnknownResource { .. } | EventsError::Released { .. } => {
-                ErrorKind::UnknownResource
-            }
+            EventsError::UnknownResource { .. }
+            | EventsError::Released { .. }
+            | EventsError::LeaseExpired { .. } => ErrorKind::UnknownResource,
             EventsError::BadCursor { .. } => ErrorKind::BadCursor,
             EventsError::WaitInProgress { .. } => ErrorKind::WaitInProgress,
             EventsError::Cancelled => ErrorKind::Cancelled,

@@ -52,6 +52,8 @@ pub(crate) struct HubShared {
     /// [`EventHub::closed`] can wait for them with a write lock.
     readers: Arc<tokio::sync::RwLock<()>>,
     state: Mutex<HubState>,
+    /// Each principal's share of [`MAX_RESOURCES`], with two or more principals.
+    share: std::sync::OnceLock<crate::config::principals::Share>,
 }
 
 pub(super) struct HubState {
@@ -119,6 +121,12 @@ impl EventHub {
         EventHub::with_reconnect(url, token, tls, EventsReconnect::default(), None)
     }
 
+    /// Limits each principal to its share of [`MAX_RESOURCES`]. Set once, at start-up, when
+    /// two or more principals can use the server.
+    pub fn set_principal_share(&self, share: crate::config::principals::Share) {
+        let _ = self.shared.share.set(share);
+    }
+
     /// Like [`EventHub::with_tls`], reconnecting as `reconnect` says; with recovery on,
     /// missed group messages are fetched through `history`.
     pub fn with_reconnect(
@@ -136,6 +144,7 @@ impl EventHub {
                 reconnect,
                 history,
                 readers: Arc::default(),
+                share: std::sync::OnceLock::new(),
                 state: Mutex::new(HubState {
                     resources: HashMap::new(),
                     connection: None,
@@ -161,7 +170,22 @@ impl EventHub {
             if state.resources.len() >= MAX_RESOURCES {
                 return Err(EventsError::TooManyResources {
                     limit: MAX_RESOURCES,
+                    share: None,
                 });
+            }
+            if let Some(share) = self.shared.share.get().copied() {
+                let principal = owner.principal();
+                let held = state
+                    .resources
+                    .values()
+                    .filter(|r| r.owner.principal() == principal)
+                    .count();
+                if held >= share.of(MAX_RESOURCES) {
+                    return Err(EventsError::TooManyResources {
+                        limit: MAX_RESOURCES,
+                        share: Some(share),
+                    });
+                }
             }
             let status = match &state.connection {
                 Some(c) if c.self_id != filter.self_id => {

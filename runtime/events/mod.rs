@@ -27,6 +27,7 @@ mod error;
 mod feed;
 mod filter;
 pub(crate) mod hub;
+mod leases;
 mod probe;
 mod recovery;
 mod status;
@@ -37,6 +38,7 @@ pub use connection::MAX_FRAME_BYTES;
 pub use error::EventsError;
 pub use filter::{EventFilter, EventType, MAX_FILTER_IDS, SubscribeRequest};
 pub use hub::{EventHub, MAX_RESOURCES, MAX_WAIT_LIMIT, MAX_WAIT_MS};
+pub use leases::Leases;
 pub use probe::{ProbeReport, probe};
 pub use recovery::MessageHistory;
 pub use status::{ConnectionStatus, StopReason};
@@ -58,6 +60,11 @@ pub struct OwnerId(Arc<str>);
 impl OwnerId {
     pub fn new(key: impl Into<String>) -> OwnerId {
         OwnerId(Arc::from(key.into()))
+    }
+
+    /// The principal whose resource this is (see `config::principals::principal_of`).
+    pub fn principal(&self) -> &str {
+        crate::config::principals::principal_of(&self.0)
     }
 }
 

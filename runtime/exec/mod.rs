@@ -258,9 +258,24 @@ impl Executor {
             }
         };
         let reply = self
-            .dispatch(resolved, args, params, trace, cancel, progress, wait_status)
+            .dispatch(
+                &caller.principal,
+                resolved,
+                args,
+                params,
+                trace,
+                cancel,
+                progress,
+                wait_status,
+            )
             .await;
         self.guard.finish(admitted, reply).await
+    }
+
+    /// Limits each principal to its share of the stream slots (see
+    /// `Streams::set_principal_share`).
+    pub fn set_principal_share(&self, share: crate::config::principals::Share) {
+        self.streams.set_principal_share(share);
     }
 
     /// Sends a checked, admitted call: a stream through its link, an ordinary call through
@@ -268,6 +283,7 @@ impl Executor {
     #[allow(clippy::too_many_arguments)]
     async fn dispatch(
         &self,
+        principal: &str,
         resolved: Resolved,
         args: ActionArgs,
         params: Map<String, Value>,
@@ -289,7 +305,11 @@ impl Executor {
         if resolved.meta.is_stream() {
             let slot = match wait_status {
                 None => None,
-                Some(status) => match self.streams.wait_slot(cancel, |m| status(Some(m))).await {
+                Some(status) => match self
+                    .streams
+                    .wait_slot(principal, cancel, |m| status(Some(m)))
+                    .await
+                {
                     Some(slot) => {
                         status(None);
                         Some(slot)
@@ -315,6 +335,7 @@ impl Executor {
                     input_file.as_deref(),
                     progress,
                     slot,
+                    principal,
                 )
                 .await;
             let mut reply = classify::classify_stream(resolved.meta, outcome);

@@ -43,15 +43,10 @@ impl Caller<'static> {
     }
 }
 
-/// The principal the audit log records. There are no named principals yet: an HTTP client is
-/// `default` (the one token), a stdio client is its session id. A later change that adds
-/// named principals extends this one function.
-pub fn principal(http: bool, session_id: &str) -> String {
-    if http {
-        "default".to_string()
-    } else {
-        session_id.to_string()
-    }
+/// The principal the audit log records: over HTTP the principal the client's token names
+/// (`default` for the single token), on stdio the session id.
+pub fn principal(http_principal: Option<&str>, session_id: &str) -> String {
+    http_principal.unwrap_or(session_id).to_string()
 }
 
 /// What the guards refuse with, or that the call waits for the user's answer.

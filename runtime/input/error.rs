@@ -16,7 +16,11 @@ pub enum InputError {
     /// The process could not get random bytes for its signing key.
     RandomUnavailable,
     /// This process already holds the maximum number of unanswered prompts.
-    TooManyPending { limit: usize },
+    /// With `share`: the caller's principal already holds its share of them.
+    TooManyPending {
+        limit: usize,
+        share: Option<crate::config::principals::Share>,
+    },
     /// The state string is malformed, was altered, or was issued by another process
     /// (for example before a restart).
     UnknownState,
@@ -157,9 +161,18 @@ impl fmt::Display for InputError {
             InputError::RandomUnavailable => {
                 f.write_str("no random bytes were available for signing prompts")
             }
-            InputError::TooManyPending { limit } => write!(
+            InputError::TooManyPending { limit, share: None } => write!(
                 f,
                 "{limit} prompts are already waiting for an answer, the most this server keeps"
+            ),
+            InputError::TooManyPending {
+                limit,
+                share: Some(share),
+            } => write!(
+                f,
+                "this client already has {} of the {limit} prompts this server keeps waiting \
+                 for an answer",
+                share.describe(*limit)
             ),
             InputError::UnknownState => f.write_str(
                 "requestState was not issued by this server process (it is malformed, altered, or from before a restart)",

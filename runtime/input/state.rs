@@ -4,7 +4,8 @@
 //! for and a SHA-256 digest of the exact original arguments, signed with HMAC-SHA256 under a
 //! random 32-byte key that lives only in this process (so a restart invalidates every
 //! state). Signing makes the string tamper-evident; the table of open sequence numbers makes
-//! it single-use, bounded and purgeable. The string holds no token and no params value.
+//! it single-use, bounded and purgeable. The string holds no token and no params value. The
+//! tag also covers the principal that opened the prompt, so only that principal can redeem it.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -17,6 +18,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::{Answer, InputError, complete};
+use crate::config::principals::{Share, principal_of};
 use crate::exec::ActionArgs;
 
 /// How long a prompt can be answered.
@@ -85,12 +87,20 @@ pub struct Continuations {
     clock: Box<dyn Clock>,
     lifetime: Duration,
     table: Mutex<Table>,
+    /// Each principal's share of [`MAX_PENDING`], with two or more principals.
+    share: std::sync::OnceLock<Share>,
 }
 
 /// Open prompts by sequence number, with their expiry on the [`Clock`].
 struct Table {
     next_id: u64,
-    open: HashMap<u64, Duration>,
+    open: HashMap<u64, Opened>,
+}
+
+/// One open prompt: when it expires, and the principal holding it (for the share).
+struct Opened {
+    expires_at: Duration,
+    principal: String,
 }
 
 /// What a verified state string says.
@@ -135,32 +145,69 @@ impl Continuations {
                 next_id: 0,
                 open: HashMap::new(),
             }),
+            share: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Limits each principal to its share of [`MAX_PENDING`]. Set once, at start-up, when
+    /// two or more principals can use the server.
+    pub fn set_principal_share(&self, share: Share) {
+        let _ = self.share.set(share);
     }
 
     /// Prompts issued and neither answered nor expired yet.
     pub fn pending(&self) -> usize {
         let now = self.clock.now();
         let mut table = self.lock();
-        table.open.retain(|_, expires_at| *expires_at > now);
+        table.open.retain(|_, opened| opened.expires_at > now);
         table.open.len()
     }
 
     /// Opens a prompt for a call of `tool` with exactly `args` and returns its state string.
     /// Expired prompts are purged first; if [`MAX_PENDING`] are still open, this fails and
     /// nothing is evicted.
-    pub fn open(&self, tool: &str, args: &Map<String, Value>) -> Result<Pending, InputError> {
+    /// The state redeems only for `owner` (see `Call::owner`); for anyone else it does not
+    /// verify, exactly like a made-up state.
+    pub fn open(
+        &self,
+        owner: &str,
+        tool: &str,
+        args: &Map<String, Value>,
+    ) -> Result<Pending, InputError> {
         let now = self.clock.now();
         let expires_at = now.saturating_add(self.lifetime);
         let id = {
             let mut table = self.lock();
-            table.open.retain(|_, at| *at > now);
+            table.open.retain(|_, opened| opened.expires_at > now);
             if table.open.len() >= MAX_PENDING {
-                return Err(InputError::TooManyPending { limit: MAX_PENDING });
+                return Err(InputError::TooManyPending {
+                    limit: MAX_PENDING,
+                    share: None,
+                });
+            }
+            let principal = principal_of(owner);
+            if let Some(share) = self.share.get().copied() {
+                let held = table
+                    .open
+                    .values()
+                    .filter(|opened| opened.principal == principal)
+                    .count();
+                if held >= share.of(MAX_PENDING) {
+                    return Err(InputError::TooManyPending {
+                        limit: MAX_PENDING,
+                        share: Some(share),
+                    });
+                }
             }
             let id = table.next_id;
             table.next_id = table.next_id.wrapping_add(1);
-            table.open.insert(id, expires_at);
+            table.open.insert(
+                id,
+                Opened {
+                    expires_at,
+                    principal: principal.to_string(),
+                },
+            );
             id
         };
         let claims = Claims {
@@ -170,7 +217,7 @@ impl Continuations {
             tool: tool.to_string(),
         };
         Ok(Pending {
-            state: self.seal(&claims),
+            state: self.seal(owner, &claims),
             expires_in: self.lifetime,
         })
     }
@@ -183,12 +230,13 @@ impl Continuations {
     /// answer therefore also uses the state up: ask again with a fresh [`open`](Self::open).
     pub fn resume(
         &self,
+        owner: &str,
         tool: &str,
         args: &Map<String, Value>,
         state: &str,
         answer: Answer,
     ) -> Result<ActionArgs, InputError> {
-        self.redeem(tool, args, state)?;
+        self.redeem(owner, tool, args, state)?;
         complete(args, answer)
     }
 
@@ -197,22 +245,24 @@ impl Continuations {
     /// fail). The old state is used up, so the swap never adds to the pending count.
     pub fn reopen(
         &self,
+        owner: &str,
         tool: &str,
         args: &Map<String, Value>,
         state: &str,
     ) -> Result<Pending, InputError> {
-        self.redeem(tool, args, state)?;
-        self.open(tool, args)
+        self.redeem(owner, tool, args, state)?;
+        self.open(owner, tool, args)
     }
 
     /// Verifies `state` against `tool` and `args` and uses it up.
     pub fn redeem(
         &self,
+        owner: &str,
         tool: &str,
         args: &Map<String, Value>,
         state: &str,
     ) -> Result<(), InputError> {
-        let claims = self.unseal(state).ok_or(InputError::UnknownState)?;
+        let claims = self.unseal(owner, state).ok_or(InputError::UnknownState)?;
         if claims.tool != tool {
             return Err(InputError::WrongTool {
                 issued_for: claims.tool,
@@ -229,7 +279,7 @@ impl Continuations {
     fn consume(&self, claims: &Claims) -> Result<(), InputError> {
         let now = self.clock.now();
         let mut table = self.lock();
-        table.open.retain(|_, at| *at > now);
+        table.open.retain(|_, opened| opened.expires_at > now);
         if claims.expires_at <= now {
             return Err(InputError::Expired {
                 lifetime_secs: self.lifetime.as_secs(),
@@ -250,20 +300,24 @@ impl Continuations {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn tag(&self, payload: &[u8]) -> HmacSha256 {
+    /// The tag binds the payload to its owner: the owner is not in the state string, so
+    /// another principal's state cannot even be recognised as a state.
+    fn tag(&self, owner: &str, payload: &[u8]) -> HmacSha256 {
         let mut mac = self.mac.clone();
         mac.update(TAG_DOMAIN);
+        mac.update(&(owner.len() as u64).to_be_bytes());
+        mac.update(owner.as_bytes());
         mac.update(payload);
         mac
     }
 
-    fn seal(&self, claims: &Claims) -> String {
+    fn seal(&self, owner: &str, claims: &Claims) -> String {
         let mut payload = Vec::with_capacity(FIXED_PAYLOAD + claims.tool.len());
         payload.extend_from_slice(&claims.id.to_be_bytes());
         payload.extend_from_slice(&millis(claims.expires_at).to_be_bytes());
         payload.extend_from_slice(&claims.args_digest);
         payload.extend_from_slice(claims.tool.as_bytes());
-        let tag = self.tag(&payload).finalize().into_bytes();
+        let tag = self.tag(owner, &payload).finalize().into_bytes();
         format!(
             "{STATE_PREFIX}.{}.{}",
             URL_SAFE_NO_PAD.encode_to_string(&payload),
@@ -272,7 +326,7 @@ impl Continuations {
     }
 
     /// The claims of a state string this process signed, or `None` for anything else.
-    fn unseal(&self, state: &str) -> Option<Claims> {
+    fn unseal(&self, owner: &str, state: &str) -> Option<Claims> {
         let mut parts = state.split('.');
         let (prefix, body, tag) = (parts.next()?, parts.next()?, parts.next()?);
         if prefix != STATE_PREFIX || parts.next().is_some() {
@@ -280,7 +334,7 @@ impl Continuations {
         }
         let payload = URL_SAFE_NO_PAD.decode_to_vec(body).ok()?;
         let tag = URL_SAFE_NO_PAD.decode_to_vec(tag).ok()?;
-        self.tag(&payload).verify_slice(&tag).ok()?;
+        self.tag(owner, &payload).verify_slice(&tag).ok()?;
         if payload.len() < FIXED_PAYLOAD {
             return None;
         }

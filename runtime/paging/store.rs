@@ -164,6 +164,22 @@ impl ContinuationStore {
         Some(id)
     }
 
+    /// Drops every result held for `principal` (a legacy HTTP session that ended); returns
+    /// how many. Their handles then answer like expired ones.
+    pub fn release_owner(&self, principal: &str) -> usize {
+        let mut table = self.table();
+        let owned: Vec<u64> = table
+            .held
+            .iter()
+            .filter(|(_, entry)| entry.principal == principal)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &owned {
+            table.remove(*id);
+        }
+        owned.len()
+    }
+
     /// A handle for `principal` to read result `id` from element `from`, living the store's
     /// lifetime from now (and keeping the result that long).
     pub fn handle(&self, principal: &str, id: u64, from: usize) -> String {
@@ -287,6 +303,22 @@ mod tests {
             store.open("session-1", "slp1.nonsense").unwrap_err(),
             OpenError::Unknown
         );
+    }
+
+    #[test]
+    fn an_ended_sessions_results_are_released() {
+        let clock = TestClock::default();
+        let store = store(&clock, StoreLimits::default());
+        let ended = store.hold("alice/session-1", held(10)).unwrap();
+        let kept = store.hold("alice/session-2", held(10)).unwrap();
+        let handle = store.handle("alice/session-1", ended, 4);
+        let other = store.handle("alice/session-2", kept, 4);
+        assert_eq!(store.release_owner("alice/session-1"), 1);
+        assert_eq!(
+            store.open("alice/session-1", &handle).unwrap_err(),
+            OpenError::Expired
+        );
+        assert!(store.open("alice/session-2", &other).is_ok());
     }
 
     #[test]

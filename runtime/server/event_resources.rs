@@ -53,6 +53,7 @@ pub fn owned<'a>(session: &'a Session, uri: &str) -> Result<&'a SessionEvents, E
 
 /// One page as JSON text; the events inside are SnowLuma's JSON, copied, not re-encoded.
 pub fn read(events: &SessionEvents, uri: &str) -> Result<ResourceContents, ErrorData> {
+    events.renew(uri).map_err(|e| protocol_error(&e, uri))?;
     let page = events
         .hub
         .read(&events.owner, uri)
@@ -69,7 +70,9 @@ pub fn protocol_error(error: &EventsError, uri: &str) -> ErrorData {
         json!({ "uri": uri.split('?').next().unwrap_or_default(), "kind": error.kind().as_str() }),
     );
     match error {
-        EventsError::UnknownResource { .. } | EventsError::Released { .. } => {
+        EventsError::UnknownResource { .. }
+        | EventsError::Released { .. }
+        | EventsError::LeaseExpired { .. } => {
             ErrorData::resource_not_found(error.to_string(), data)
         }
         _ => ErrorData::invalid_params(error.to_string(), data),

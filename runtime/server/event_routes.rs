@@ -12,7 +12,7 @@ use rmcp::RoleServer;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, SubscriptionSink};
 
-use crate::events::{EventHub, EventNotifier, OwnerId};
+use crate::events::{EventHub, EventNotifier, Leases, OwnerId};
 use crate::tools::EventRoutes;
 
 /// One session's share of the hub.
@@ -20,6 +20,8 @@ pub struct SessionEvents {
     pub hub: EventHub,
     pub owner: OwnerId,
     pub routes: Arc<Routes>,
+    /// Present for the stateless sessions of HTTP principals (see `events::Leases`).
+    pub leases: Option<Leases>,
 }
 
 impl SessionEvents {
@@ -28,6 +30,23 @@ impl SessionEvents {
             hub,
             owner: OwnerId::new(session_id),
             routes: Arc::new(Routes::default()),
+            leases: None,
+        }
+    }
+
+    /// A read of `uri`: renews its lease, or says that the lease ran out.
+    pub fn renew(&self, uri: &str) -> Result<(), crate::events::EventsError> {
+        match &self.leases {
+            Some(leases) => leases.renew(uri),
+            None => Ok(()),
+        }
+    }
+
+    /// Releases the resources whose lease ran out; returns how many.
+    pub fn sweep_leases(&self) -> usize {
+        match &self.leases {
+            Some(leases) => leases.sweep(&self.hub, &self.owner),
+            None => 0,
         }
     }
 

@@ -38,7 +38,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 pub use boxed_service::BoxedRequests;
 pub use resources::{ACTION_URI_TEMPLATE, CATALOG_URI};
 pub use serve_stdio::{StdioEnd, serve_stdio};
-pub use session::{Session, Shared};
+pub use session::{Scope, Session, Shared};
 
 use crate::catalog::{ACTIONS, CATALOG_VERSION};
 use crate::config::Config;
@@ -69,7 +69,7 @@ impl SnowlumaServer {
     /// tool result's `structuredContent` from its text block; no other transport does).
     pub fn new(config: Config) -> Result<Self, String> {
         let shared = Shared::new(config)?;
-        let session = Arc::new(Session::new(&shared));
+        let session = Arc::new(Session::new(&shared, Scope::Stdio));
         Ok(SnowlumaServer {
             shared,
             stateless: session.clone(),
@@ -78,10 +78,15 @@ impl SnowlumaServer {
         })
     }
 
-    /// A handler for one HTTP legacy session or one stateless HTTP request: its own session,
-    /// and `stateless` for whatever 2026-07-28 requests keep between requests.
-    pub fn for_http(shared: Arc<Shared>, stateless: Arc<Session>) -> Self {
-        let session = Arc::new(Session::new(&shared));
+    /// A handler for one HTTP legacy session or one stateless HTTP request, made for the
+    /// requesting principal: its own session, and `stateless` (that principal's) for whatever
+    /// 2026-07-28 requests keep between requests.
+    pub fn for_http(
+        shared: Arc<Shared>,
+        principal: &crate::config::principals::Principal,
+        stateless: Arc<Session>,
+    ) -> Self {
+        let session = Arc::new(Session::new(&shared, Scope::HttpSession(principal)));
         SnowlumaServer {
             shared,
             session,
@@ -272,7 +277,8 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let manager = self.task_manager("tasks/get", &ctx)?;
-        let mut result = task_methods::get(manager, &request.task_id).await?;
+        let owner = &self.session_for(&ctx).owner;
+        let mut result = task_methods::get(manager, owner, &request.task_id).await?;
         result.meta = result_meta(&ctx);
         Ok(result)
     }
@@ -283,7 +289,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let manager = self.task_manager("tasks/cancel", &ctx)?;
-        task_methods::cancel(manager, &request.task_id)
+        task_methods::cancel(manager, &self.session_for(&ctx).owner, &request.task_id)
     }
 
     async fn update_task(
@@ -292,7 +298,7 @@ impl ServerHandler for SnowlumaServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let manager = self.task_manager("tasks/update", &ctx)?;
-        task_methods::update(manager, &request.task_id)
+        task_methods::update(manager, &self.session_for(&ctx).owner, &request.task_id)
     }
 
     async fn list_resources(

@@ -4,6 +4,7 @@
 
 use std::ops::Deref;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::ProtocolVersion;
@@ -12,6 +13,7 @@ use rmcp::service::RequestContext;
 use super::event_routes::SessionEvents;
 use super::tool_list::ToolLists;
 use crate::config::Config;
+use crate::config::principals::{DEFAULT_PRINCIPAL, Principal, session_owner};
 use crate::exec::ClientCapabilities;
 use crate::tools::Services;
 
@@ -51,13 +53,64 @@ pub struct Session {
     pub id: String,
     /// This connection's event resources and listeners; released when the session drops.
     pub events: Option<SessionEvents>,
-    /// Who owns what this session leaves behind (paged results): see
-    /// `Call::owner`.
+    /// Who is calling, as the guards (send limits, audit log) and the call log record it:
+    /// see `Call::principal`.
     pub principal: String,
+    /// Who owns what this session's calls leave behind (paged results, tasks, input
+    /// prompts): see `Call::owner`.
+    pub owner: String,
+    /// A legacy HTTP session's paged results, released when it ends (DELETE, idle expiry).
+    _pages: Option<ReleasePages>,
+}
+
+/// Drops the paged results held for one owner when dropped.
+struct ReleasePages {
+    services: Arc<Services>,
+    owner: String,
+}
+
+impl Drop for ReleasePages {
+    fn drop(&mut self) {
+        self.services.pages.release_owner(&self.owner);
+    }
+}
+
+/// Which connection a session serves, and for whom.
+pub enum Scope<'a> {
+    /// The one connection of a stdio process.
+    Stdio,
+    /// A legacy (`initialize`) HTTP session opened with `principal`'s token.
+    HttpSession(&'a Principal),
+    /// What `principal`'s 2026-07-28 HTTP requests, which have no session, keep between
+    /// requests.
+    HttpStateless(&'a Principal),
+}
+
+/// The one place that decides a session's two names (see `Call`): the principal the guards
+/// record and the owner of what its calls leave behind. stdio serves one connection per
+/// process: its calls own under the principal `default`, and the guards record the session
+/// id. Over HTTP both are the principal the token names, except that a legacy session owns
+/// its continuations itself (`principal/session-id`: `/` is never in a principal's name, so
+/// the two cannot meet).
+fn identity(scope: &Scope<'_>, session_id: &str) -> (String, String) {
+    match scope {
+        Scope::Stdio => (
+            crate::guard::principal(None, session_id),
+            DEFAULT_PRINCIPAL.to_string(),
+        ),
+        Scope::HttpSession(principal) => (
+            crate::guard::principal(Some(principal.name()), session_id),
+            session_owner(principal, session_id),
+        ),
+        Scope::HttpStateless(principal) => (
+            crate::guard::principal(Some(principal.name()), session_id),
+            principal.name().to_string(),
+        ),
+    }
 }
 
 impl Session {
-    pub fn new(shared: &Shared) -> Session {
+    pub fn new(shared: &Shared, scope: Scope<'_>) -> Session {
         // Unique per process, which is all an owner key needs: it is never shown to a client
         // nor guessable from outside (ownership is the connection object itself), so it needs
         // no randomness and cannot fail.
@@ -66,23 +119,46 @@ impl Session {
             "session-{}",
             SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
+        let (principal, owner) = identity(&scope, &id);
+        let pages = matches!(scope, Scope::HttpSession(_)).then(|| ReleasePages {
+            services: shared.services.clone(),
+            owner: owner.clone(),
+        });
         Session {
+            _pages: pages,
             events: shared
                 .events
                 .clone()
-                .map(|hub| SessionEvents::new(hub, &id)),
-            principal: id.clone(),
+                .map(|hub| SessionEvents::new(hub, &owner)),
+            principal,
+            owner,
             id,
         }
     }
+}
 
-    /// The one session every 2026-07-28 HTTP request shares (they have no session of their
-    /// own); its principal is "default".
-    pub fn stateless(shared: &Shared) -> Session {
-        Session {
-            principal: "default".into(),
-            ..Session::new(shared)
+impl Session {
+    /// The stateless session of an HTTP principal: its event resources hold a lease of
+    /// `lease` that reads renew (see `events::Leases`).
+    pub fn leased(shared: &Shared, principal: &Principal, lease: Duration) -> Session {
+        let mut session = Session::new(shared, Scope::HttpStateless(principal));
+        if let Some(events) = session.events.as_mut() {
+            events.leases = Some(crate::events::Leases::new(lease));
         }
+        session
+    }
+
+    /// How often the leases of this session should be swept (`None`: no leases).
+    pub fn lease_sweep_every(&self) -> Option<Duration> {
+        let leases = self.events.as_ref()?.leases.as_ref()?;
+        Some(leases.sweep_every())
+    }
+
+    /// Releases the event resources whose lease ran out.
+    pub fn sweep_leases(&self) -> usize {
+        self.events
+            .as_ref()
+            .map_or(0, |events| events.sweep_leases())
     }
 }
 

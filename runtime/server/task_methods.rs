@@ -47,7 +47,9 @@ fn task_error_data(err: TaskError) -> ErrorData {
         TaskError::BadCursor | TaskError::BadLimit { .. } | TaskError::NoInputRequested { .. } => {
             ErrorData::invalid_params(message, data(ErrorKind::InvalidArguments))
         }
-        TaskError::TooManyRunning => ErrorData::internal_error(message, data(ErrorKind::TaskLimit)),
+        TaskError::TooManyRunning | TaskError::ShareUsed { .. } => {
+            ErrorData::internal_error(message, data(ErrorKind::TaskLimit))
+        }
         TaskError::NoRuntime | TaskError::Store(_) => {
             ErrorData::internal_error(message, data(ErrorKind::TaskStore))
         }
@@ -115,15 +117,15 @@ pub fn missing_tasks_capability() -> ErrorData {
 }
 
 /// Reads a finished task's record on the blocking pool.
-pub async fn get(manager: &TaskManager, id: &str) -> Result<GetTaskResult, ErrorData> {
-    let record = manager.get(id).await.map_err(task_error_data)?;
+pub async fn get(manager: &TaskManager, owner: &str, id: &str) -> Result<GetTaskResult, ErrorData> {
+    let record = manager.get_as(owner, id).await.map_err(task_error_data)?;
     Ok(GetTaskResult::new(detailed(record, manager.ttl_ms())))
 }
 
 /// Cooperative: the acknowledgement only says the request was taken; the final state may
 /// still be `completed` when the transfer finished first.
-pub fn cancel(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
-    match manager.cancel(id).map_err(task_error_data)? {
+pub fn cancel(manager: &TaskManager, owner: &str, id: &str) -> Result<(), ErrorData> {
+    match manager.cancel_as(owner, id).map_err(task_error_data)? {
         CancelAck::Requested | CancelAck::AlreadyFinished(_) => Ok(()),
     }
 }
@@ -132,8 +134,8 @@ pub fn cancel(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
 /// tasks extension makes it an acknowledgement that ignores unknown or already answered keys,
 /// and background transfers never ask for input, so for a known task every key is unknown:
 /// acknowledged, nothing delivered, the task unchanged. An unknown task is -32602.
-pub fn update(manager: &TaskManager, id: &str) -> Result<(), ErrorData> {
-    match manager.update(id) {
+pub fn update(manager: &TaskManager, owner: &str, id: &str) -> Result<(), ErrorData> {
+    match manager.update_as(owner, id) {
         Err(TaskError::NoInputRequested { .. }) | Ok(()) => Ok(()),
         Err(err) => Err(task_error_data(err)),
     }

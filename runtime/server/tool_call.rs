@@ -57,11 +57,6 @@ impl SnowlumaServer {
 }
 
 impl SnowlumaServer {
-    /// Who is calling, for the guards: one function decides (`guard::principal`).
-    fn principal(&self, session: &Session) -> String {
-        crate::guard::principal(self.shared.config.http.is_some(), &session.id)
-    }
-
     /// A call of a typed action tool: the same pipeline and gate as query_action /
     /// invoke_action, rendered like every tool result.
     async fn call_action_tool(
@@ -83,6 +78,7 @@ impl SnowlumaServer {
             Err(refusal) => {
                 trace::log_call(
                     action.meta.name,
+                    &self.session_for(ctx).principal,
                     trace,
                     refusal.outcome().as_str(),
                     refusal.diagnostics.kind,
@@ -94,8 +90,8 @@ impl SnowlumaServer {
         };
         let call = Call {
             shared: &self.shared.services,
-            principal: self.principal(&self.session),
-            owner: self.session_for(ctx).principal.clone(),
+            principal: self.session_for(ctx).principal.clone(),
+            owner: self.session_for(ctx).owner.clone(),
             events: connection_events(&self.session),
             args: arguments,
             trace,
@@ -117,6 +113,7 @@ impl SnowlumaServer {
                 // A confirmation round (2026-07-28): the call goes on with the answer.
                 trace::log_call(
                     action.meta.name,
+                    &self.session_for(ctx).principal,
                     trace,
                     "continued",
                     None,
@@ -131,10 +128,11 @@ impl SnowlumaServer {
             reply,
             budget,
             &self.shared.pages,
-            &self.session_for(ctx).principal,
+            &self.session_for(ctx).owner,
         );
         trace::log_call(
             action.meta.name,
+            &self.session_for(ctx).principal,
             trace,
             reply.outcome().as_str(),
             reply.diagnostics.kind,
@@ -175,6 +173,7 @@ impl SnowlumaServer {
         let Some(tool) = registry::find(name) else {
             trace::log_call(
                 "unknown",
+                &self.session_for(&ctx).principal,
                 &trace,
                 "failed",
                 Some(crate::outcome::ErrorKind::UnknownTool),
@@ -204,8 +203,8 @@ impl SnowlumaServer {
             _ => {
                 let call = Call {
                     shared: &self.shared.services,
-                    principal: self.principal(self.session_for(&ctx)),
-                    owner: self.session_for(&ctx).principal.clone(),
+                    principal: self.session_for(&ctx).principal.clone(),
+                    owner: self.session_for(&ctx).owner.clone(),
                     events: connection_events(self.session_for(&ctx)),
                     args: arguments,
                     trace: &trace,
@@ -236,12 +235,20 @@ impl SnowlumaServer {
             Ok(continuation) => {
                 // Not an outcome yet: the call goes on when the client answers (input round)
                 // or in the background (task).
-                trace::log_call(tool.name, &trace, "continued", None, started.elapsed());
+                trace::log_call(
+                    tool.name,
+                    &self.session_for(&ctx).principal,
+                    &trace,
+                    "continued",
+                    None,
+                    started.elapsed(),
+                );
                 return Ok(continuation);
             }
         };
         trace::log_call(
             tool.name,
+            &self.session_for(&ctx).principal,
             &trace,
             reply.outcome().as_str(),
             reply.diagnostics.kind,
@@ -251,7 +258,7 @@ impl SnowlumaServer {
             reply,
             budget.ok().flatten(),
             &self.shared.pages,
-            &self.session_for(&ctx).principal,
+            &self.session_for(&ctx).owner,
         );
         let meta = result_meta(&ctx).unwrap_or_default();
         Ok(render::into_result(reply, &trace, meta, self.structured).into())
@@ -264,5 +271,6 @@ fn connection_events(session: &Session) -> Option<ConnectionEvents<'_>> {
         hub: &events.hub,
         owner: &events.owner,
         routes: events.routes.clone(),
+        leases: events.leases.as_ref(),
     })
 }

@@ -28,6 +28,7 @@ pub use progress::{Progress, ProgressSink};
 
 use crate::catalog::{ActionMeta, StreamKind};
 use crate::config::StreamConfig;
+use crate::config::principals::{Share, principal_of};
 use crate::onebot::{FrameStream, OneBotClient, StreamLink, StreamStop};
 use crate::outcome::ErrorKind;
 use crate::trace::TraceContext;
@@ -127,12 +128,39 @@ impl StreamResult {
 }
 
 /// One of the `max_streams` transfer slots, held while a stream call runs (dropping it frees
-/// the slot).
-pub struct StreamSlot(#[allow(dead_code)] tokio::sync::OwnedSemaphorePermit);
+/// the slot, and its principal's count).
+pub struct StreamSlot {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    _holder: Holder,
+}
+
+/// How many slots each principal holds, for its share (`SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT`).
+type Holders = Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>;
+
+/// One slot counted for its principal until dropped.
+struct Holder {
+    holders: Holders,
+    principal: String,
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = holders.get_mut(&self.principal) {
+            *count -= 1;
+            if *count == 0 {
+                holders.remove(&self.principal);
+            }
+        }
+    }
+}
 
 pub struct Streams {
     config: StreamConfig,
     slots: Arc<Semaphore>,
+    holders: Holders,
+    /// Each principal's share of the slots, with two or more principals.
+    share: std::sync::OnceLock<Share>,
     /// Test-only slow-disk seam: each download write first sleeps this long (on the blocking
     /// pool). Read from SNOWLUMA_MCP_TEST_WRITE_DELAY_MS only in builds with the `test-knobs`
     /// feature (the test suite's); always `None` in the binary users get.
@@ -159,6 +187,8 @@ impl Streams {
         let write_delay = test_write_delay();
         Streams {
             slots: Arc::new(Semaphore::new(config.max_streams)),
+            holders: Holders::default(),
+            share: std::sync::OnceLock::new(),
             write_delay,
             config,
         }
@@ -166,6 +196,43 @@ impl Streams {
 
     pub fn config(&self) -> &StreamConfig {
         &self.config
+    }
+
+    /// Limits each principal to its share of the slots when it would otherwise answer
+    /// `busy`. Set once, at start-up, when two or more principals can use the server.
+    pub fn set_principal_share(&self, share: Share) {
+        let _ = self.share.set(share);
+    }
+
+    /// `permit` as `principal`'s slot.
+    fn slot(&self, permit: tokio::sync::OwnedSemaphorePermit, principal: &str) -> StreamSlot {
+        let principal = principal_of(principal).to_string();
+        *self
+            .holders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(principal.clone())
+            .or_default() += 1;
+        StreamSlot {
+            _permit: permit,
+            _holder: Holder {
+                holders: self.holders.clone(),
+                principal,
+            },
+        }
+    }
+
+    /// The share `principal` already holds in full, if one is in force.
+    fn share_used(&self, principal: &str) -> Option<Share> {
+        let share = self.share.get().copied()?;
+        let held = self
+            .holders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(principal_of(principal))
+            .copied()
+            .unwrap_or(0);
+        (held >= share.of(self.config.max_streams)).then_some(share)
     }
 
     /// The link for one stream call, with this server's idle timeout.
@@ -184,14 +251,16 @@ impl Streams {
     }
 
     /// Waits for a transfer slot, as background work does instead of answering `busy`.
-    /// `on_wait` runs once if none is free at once. `None` when `cancel` fires first.
+    /// `on_wait` runs once if none is free at once. `None` when `cancel` fires first. (A
+    /// principal's background work is bounded by its share of the task slots instead.)
     pub async fn wait_slot(
         &self,
+        principal: &str,
         cancel: &CancellationToken,
         on_wait: impl FnOnce(&str),
     ) -> Option<StreamSlot> {
         if let Ok(permit) = self.slots.clone().try_acquire_owned() {
-            return Some(StreamSlot(permit));
+            return Some(self.slot(permit, principal));
         }
         on_wait(&format!(
             "waiting for a transfer slot: {} stream actions are running \
@@ -199,7 +268,9 @@ impl Streams {
             self.config.max_streams
         ));
         tokio::select! {
-            permit = self.slots.clone().acquire_owned() => permit.ok().map(StreamSlot),
+            permit = self.slots.clone().acquire_owned() => {
+                permit.ok().map(|permit| self.slot(permit, principal))
+            }
             () = cancel.cancelled() => None,
         }
     }
@@ -207,7 +278,7 @@ impl Streams {
     /// Runs one stream action over `link` (see [`Streams::link`]). `input_file` is
     /// `execution.input_file`, for automatic upload. `slot` is one the caller already waited
     /// for (see [`Streams::wait_slot`]); without one, the call takes a free slot or answers
-    /// `busy` at once.
+    /// `busy` at once (also when `principal` holds its share of the slots).
     #[allow(clippy::too_many_arguments)]
     pub async fn run(
         &self,
@@ -218,8 +289,26 @@ impl Streams {
         input_file: Option<&str>,
         progress: &mut Progress,
         slot: Option<StreamSlot>,
+        principal: &str,
     ) -> StreamOutcome {
-        let slot = slot.or_else(|| self.slots.clone().try_acquire_owned().ok().map(StreamSlot));
+        if slot.is_none()
+            && let Some(share) = self.share_used(principal)
+        {
+            return Err(StreamFailure::refused(
+                ErrorKind::Busy,
+                format!(
+                    "this client already runs {} of the {} stream actions that may run at once \
+                     (SNOWLUMA_MCP_MAX_STREAMS)",
+                    share.describe(self.config.max_streams),
+                    self.config.max_streams
+                ),
+                "wait for one of your transfers to finish, then call again",
+            ));
+        }
+        let slot = slot.or_else(|| {
+            let permit = self.slots.clone().try_acquire_owned().ok()?;
+            Some(self.slot(permit, principal))
+        });
         let Some(_slot) = slot else {
             return Err(StreamFailure::refused(
                 ErrorKind::Busy,

@@ -100,6 +100,11 @@ impl std::error::Error for TaskStoreError {
 pub enum TaskError {
     /// [`MAX_RUNNING_TASKS`] tasks are already working.
     TooManyRunning,
+    /// The principal already runs its share of the task slots
+    /// (SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT).
+    ShareUsed {
+        share: crate::config::principals::Share,
+    },
     /// No task with this id exists in this directory.
     UnknownTask { id: String },
     /// `list` got a cursor it did not issue.
@@ -123,6 +128,12 @@ impl fmt::Display for TaskError {
                 f,
                 "at most {MAX_RUNNING_TASKS} background tasks can run at once; wait for one to \
                  finish (poll tasks/get) or cancel one, then start again"
+            ),
+            Self::ShareUsed { share } => write!(
+                f,
+                "this client already runs {} of the {MAX_RUNNING_TASKS} background tasks; wait \
+                 for one to finish (poll tasks/get) or cancel one, then start again",
+                share.describe(MAX_RUNNING_TASKS)
             ),
             Self::UnknownTask { id } => write!(
                 f,

@@ -19,6 +19,7 @@ use super::record::{TaskProgressValue, TaskRecord, TaskState, TaskSummary, now};
 use super::store::TaskStore;
 use super::{MAX_RECORD_BYTES, MAX_RUNNING_TASKS};
 use crate::config::Shutdown;
+use crate::config::principals::{DEFAULT_PRINCIPAL, Share, principal_of};
 use crate::ids;
 
 /// What task handles advertise as `pollIntervalMs`.
@@ -190,6 +191,8 @@ pub struct TaskManager {
     settings: TaskSettings,
     /// The periodic expiry sweep runs once a runtime is at hand (see `ensure_sweeper`).
     sweeping: AtomicBool,
+    /// Each principal's share of the running slots, when several principals use the server.
+    share: std::sync::OnceLock<Share>,
 }
 
 impl std::fmt::Debug for TaskManager {
@@ -224,11 +227,18 @@ impl TaskManager {
             index: Mutex::new(index),
             settings,
             sweeping: AtomicBool::new(false),
+            share: std::sync::OnceLock::new(),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             manager.ensure_sweeper(&runtime);
         }
         Ok(manager)
+    }
+
+    /// Limits each principal to `percent` % of the running slots (rounded up), so one cannot
+    /// take them all. Set once, at start-up, when several principals use the server.
+    pub fn set_principal_share(&self, share: Share) {
+        let _ = self.share.set(share);
     }
 
     /// The store underneath (its directory, the ids recovered at open).
@@ -265,6 +275,21 @@ impl TaskManager {
         F: FnOnce(CancellationToken, Box<dyn TaskProgress>) -> Fut + Send + 'static,
         Fut: Future<Output = TaskOutcome> + Send + 'static,
     {
+        self.start_for(DEFAULT_PRINCIPAL, action, spawn).await
+    }
+
+    /// [`Self::start`] for `owner`: only that principal sees the task afterwards, and it may
+    /// hold at most its share of the running slots.
+    pub async fn start_for<F, Fut>(
+        self: &Arc<Self>,
+        owner: &str,
+        action: &str,
+        spawn: F,
+    ) -> Result<TaskHandle, TaskError>
+    where
+        F: FnOnce(CancellationToken, Box<dyn TaskProgress>) -> Fut + Send + 'static,
+        Fut: Future<Output = TaskOutcome> + Send + 'static,
+    {
         // Checked before anything is written: without a runtime the work could never run.
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| TaskError::NoRuntime)?;
         self.ensure_sweeper(&runtime);
@@ -274,6 +299,20 @@ impl TaskManager {
             let mut index = self.lock();
             if index.running.len() >= MAX_RUNNING_TASKS {
                 return Err(TaskError::TooManyRunning);
+            }
+            if let Some(share) = self.share.get().copied() {
+                let principal = principal_of(owner);
+                let mine = index
+                    .running
+                    .keys()
+                    .filter_map(|id| index.summary(id))
+                    .filter(|s| {
+                        principal_of(s.owner.as_deref().unwrap_or(DEFAULT_PRINCIPAL)) == principal
+                    })
+                    .count();
+                if mine >= share.of(MAX_RUNNING_TASKS) {
+                    return Err(TaskError::ShareUsed { share });
+                }
             }
             let stamp = now();
             let summary = TaskSummary {
@@ -285,6 +324,7 @@ impl TaskManager {
                 state: TaskState::Working,
                 status_message: Some(running_message(action)),
                 progress: None,
+                owner: Some(owner.to_owned()).filter(|o| o != DEFAULT_PRINCIPAL),
             };
             // The slot and the sequence number are taken now; a failed first write gives the
             // slot back (a skipped number is harmless: pages go by order, not by count).
@@ -526,6 +566,35 @@ impl TaskManager {
             .cloned()
     }
 
+    /// Whether `owner` may see task `id`. Another principal's task is reported exactly like
+    /// a task that does not exist, so ids cannot be probed.
+    fn visible_to(&self, id: &str, owner: &str) -> Result<(), TaskError> {
+        match self.summary(id) {
+            Some(summary) if !summary.owned_by(owner) => {
+                Err(TaskError::UnknownTask { id: id.to_owned() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Self::get`] as `owner`.
+    pub async fn get_as(&self, owner: &str, id: &str) -> Result<TaskRecord, TaskError> {
+        self.visible_to(id, owner)?;
+        self.get(id).await
+    }
+
+    /// [`Self::cancel`] as `owner`.
+    pub fn cancel_as(&self, owner: &str, id: &str) -> Result<CancelAck, TaskError> {
+        self.visible_to(id, owner)?;
+        self.cancel(id)
+    }
+
+    /// [`Self::update`] as `owner`.
+    pub fn update_as(&self, owner: &str, id: &str) -> Result<(), TaskError> {
+        self.visible_to(id, owner)?;
+        self.update(id)
+    }
+
     /// The task's current state; finished tasks include their saved result or error, read on
     /// the blocking pool.
     pub async fn get(&self, id: &str) -> Result<TaskRecord, TaskError> {
@@ -592,6 +661,16 @@ impl TaskManager {
 
     /// Task metadata, newest first, `limit` (1..=100, default 50) at a time.
     pub fn list(&self, cursor: Option<&str>, limit: Option<u32>) -> Result<TaskPage, TaskError> {
+        self.list_as(DEFAULT_PRINCIPAL, cursor, limit)
+    }
+
+    /// [`Self::list`] of `owner`'s tasks only.
+    pub fn list_as(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<TaskPage, TaskError> {
         let limit = limit.unwrap_or(DEFAULT_PAGE_LIMIT);
         if !(1..=MAX_PAGE_LIMIT).contains(&limit) {
             return Err(TaskError::BadLimit { limit });
@@ -604,6 +683,7 @@ impl TaskManager {
             .range(..before.unwrap_or(u64::MAX))
             .rev()
             .map(|(_, summary)| summary)
+            .filter(|summary| summary.owned_by(owner))
             .filter(|summary| !expired(self.settings.retention, summary, now));
         let tasks: Vec<TaskSummary> = newer_first.by_ref().take(limit as usize).cloned().collect();
         let next_cursor = match (newer_first.next(), tasks.last()) {

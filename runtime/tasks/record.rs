@@ -1,5 +1,6 @@
 //! The versioned JSON record kept per task, and the checks applied whenever one is read.
 
+use crate::config::principals::DEFAULT_PRINCIPAL;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -53,6 +54,10 @@ pub struct TaskSummary {
     pub state: TaskState,
     pub status_message: Option<String>,
     pub progress: Option<TaskProgressValue>,
+    /// The principal that started the task; absent for `default` (and in records written
+    /// before principals existed). Only its owner sees or cancels it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// One task as stored in `tasks/<id>.json`.
@@ -120,6 +125,11 @@ impl TaskSummary {
             }
         }
         Ok(())
+    }
+
+    /// Whether `principal` owns this task.
+    pub fn owned_by(&self, principal: &str) -> bool {
+        self.owner.as_deref().unwrap_or(DEFAULT_PRINCIPAL) == principal
     }
 
     /// When the task last changed, if its stamp reads (stored stamps were checked on load).
@@ -220,6 +230,7 @@ mod tests {
                     value: 1.0,
                     total: Some(4.0),
                 }),
+                owner: None,
             },
             result: None,
             result_is_error: false,

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::services::Services;
-use crate::events::{EventHub, EventNotifier, OwnerId};
+use crate::events::{EventHub, EventNotifier, EventsError, Leases, OwnerId};
 use crate::exec::ClientCapabilities;
 use crate::input::InputForm;
 use crate::outcome::ToolReply;
@@ -82,6 +82,16 @@ pub struct ConnectionEvents<'a> {
     pub hub: &'a EventHub,
     pub owner: &'a OwnerId,
     pub routes: Arc<dyn EventRoutes>,
+    /// The leases of a 2026-07-28 HTTP principal's resources (`None`: they live with their
+    /// connection).
+    pub leases: Option<&'a Leases>,
+}
+
+impl ConnectionEvents<'_> {
+    /// A read of `uri`: renews its lease, or says that the lease ran out.
+    pub fn renew(&self, uri: &str) -> Result<(), EventsError> {
+        self.leases.map_or(Ok(()), |leases| leases.renew(uri))
+    }
 }
 
 /// Where "resource changed" goes for one connection, and how a released resource stops

@@ -25,6 +25,8 @@ pub struct RequestConfirmer<'a> {
     /// both, so it cannot approve another call.
     tool: &'a str,
     args: Map<String, Value>,
+    /// Whose states these are (see `Call::owner`): another owner's state does not verify.
+    owner: String,
     input: &'a InputRound<'a>,
     cancel: &'a tokio_util::sync::CancellationToken,
     /// Whether a 2026-07-28 confirmation may be deferred to a retry. Not after a round that
@@ -49,6 +51,7 @@ pub async fn run(
     let Call {
         shared,
         principal,
+        owner,
         trace,
         cancel,
         mut progress,
@@ -58,6 +61,7 @@ pub async fn run(
     let confirmer = RequestConfirmer {
         shared,
         tool,
+        owner,
         args: raw_args,
         input: &input,
         cancel,
@@ -107,7 +111,11 @@ impl RequestConfirmer<'_> {
                 .as_ref()
                 .and_then(|responses| responses.get(CONFIRM_REQUEST_KEY));
             if let Some(response) = response {
-                return match self.shared.continuations.redeem(&tool, &self.args, state) {
+                return match self
+                    .shared
+                    .continuations
+                    .redeem(&self.owner, &tool, &self.args, state)
+                {
                     Ok(()) => verdict_of(&serde_json::to_value(response).unwrap_or_default()),
                     Err(error) => Verdict::Invalid(error.to_string()),
                 };
@@ -120,7 +128,11 @@ impl RequestConfirmer<'_> {
                     .into(),
             );
         }
-        match self.shared.continuations.open(&tool, &self.args) {
+        match self
+            .shared
+            .continuations
+            .open(&self.owner, &tool, &self.args)
+        {
             Ok(pending) => {
                 *self.continuation.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some((form(request), pending.state));

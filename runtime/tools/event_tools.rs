@@ -131,6 +131,9 @@ pub async fn read(
         Ok(args) => args,
         Err(reply) => return reply,
     };
+    if let Err(error) = events.renew(&args.uri) {
+        return events_error(&error);
+    }
     let page = events
         .hub
         .wait(

@@ -60,7 +60,7 @@ pub async fn execute_with_input(entry: Entry, mut call: Call<'_>) -> Answer {
     }
     let form = input::form(resolved.meta, &missing);
     if call.input.modern {
-        return match call.shared.continuations.open(tool, &args) {
+        return match call.shared.continuations.open(&call.owner, tool, &args) {
             Ok(pending) => Answer::InputRequired {
                 key: INPUT_REQUEST_KEY,
                 form,
@@ -101,8 +101,11 @@ async fn resume(entry: Entry, call: Call<'_>, args: &Map<String, Value>, state: 
             Err(error) => Answer::Reply(input_error(error)),
         };
     };
-    let completed = input::Answer::from_elicit_result(response)
-        .and_then(|answer| call.shared.continuations.resume(tool, args, state, answer));
+    let completed = input::Answer::from_elicit_result(response).and_then(|answer| {
+        call.shared
+            .continuations
+            .resume(&call.owner, tool, args, state, answer)
+    });
     let args = args.clone();
     match completed {
         Ok(completed) => run(entry, call, args, completed, false).await,
@@ -117,7 +120,10 @@ fn reprompt(
     args: &Map<String, Value>,
     state: &str,
 ) -> Result<Answer, InputError> {
-    let pending = call.shared.continuations.reopen(tool, args, state)?;
+    let pending = call
+        .shared
+        .continuations
+        .reopen(&call.owner, tool, args, state)?;
     // The state matched these exact arguments, which were checked when it was issued.
     let action = args.get("action").and_then(Value::as_str).unwrap_or("");
     let resolved = catalog::resolve(action.trim()).ok_or_else(|| InputError::UnknownAction {

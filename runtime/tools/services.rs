@@ -73,6 +73,19 @@ impl Services {
             Some(dir) => Some(open_tasks(dir, &config).map_err(|e| e.to_string())?),
             None => None,
         };
+        // With two or more principals, each holds at most its share of every process-wide
+        // limit, so one cannot exhaust it for the others.
+        if let Some(percent) = config.http.as_ref().and_then(|h| h.principal_share) {
+            let share = crate::config::principals::Share { percent };
+            executor.set_principal_share(share);
+            continuations.set_principal_share(share);
+            if let Some(hub) = &events {
+                hub.set_principal_share(share);
+            }
+            if let Some(tasks) = &tasks {
+                tasks.set_principal_share(share);
+            }
+        }
         Ok(Arc::new(Services {
             config,
             executor,

@@ -142,41 +142,45 @@ async fn start(mut call: Call<'_>) -> Result<TaskHandle, ToolReply> {
     let budget = call.budget;
     let stored_result = call.stored_result;
     manager
-        .start(resolved.meta.name, move |cancel, progress| async move {
-            let progress = Arc::<dyn TaskProgress>::from(progress);
-            let status = Arc::clone(&progress);
-            let mut progress = Progress::new(Some(Box::new(TaskProgressSink(progress))));
-            // Waits for a transfer slot rather than answering busy; the task's status message
-            // says so meanwhile.
-            // A task runs after its call has answered, so there is nobody to ask: actions
-            // that need a confirmation are refused (confirmation_unavailable), never run.
-            let cannot_ask =
-                CannotAsk("a background task cannot ask the user; call invoke_action instead");
-            let caller = Caller {
-                principal,
-                tool: "invoke_action_background",
-                confirmer: &cannot_ask,
-            };
-            let reply = shared
-                .executor
-                .run_background(&caller, args, &trace, &cancel, &mut progress, &|message| {
-                    status.status(message)
-                })
-                .await;
-            let honoured_cancel =
-                cancel.is_cancelled() && reply.diagnostics.kind == Some(ErrorKind::Cancelled);
-            let is_error = reply.is_error;
-            // Paged like every tool result (a frame collection can be large): the saved result
-            // is the first page, the rest held for read_more by whoever started the task.
-            let reply = read_more::fit(reply, budget, &shared.pages, &owner);
-            // Saved exactly as invoke_action would have answered, so tasks/get can return it.
-            let result = stored_result(reply, &trace);
-            if honoured_cancel {
-                TaskOutcome::cancelled(result)
-            } else {
-                TaskOutcome::finished(result, is_error)
-            }
-        })
+        .start_for(
+            &call.owner,
+            resolved.meta.name,
+            move |cancel, progress| async move {
+                let progress = Arc::<dyn TaskProgress>::from(progress);
+                let status = Arc::clone(&progress);
+                let mut progress = Progress::new(Some(Box::new(TaskProgressSink(progress))));
+                // Waits for a transfer slot rather than answering busy; the task's status message
+                // says so meanwhile.
+                // A task runs after its call has answered, so there is nobody to ask: actions
+                // that need a confirmation are refused (confirmation_unavailable), never run.
+                let cannot_ask =
+                    CannotAsk("a background task cannot ask the user; call invoke_action instead");
+                let caller = Caller {
+                    principal,
+                    tool: "invoke_action_background",
+                    confirmer: &cannot_ask,
+                };
+                let reply = shared
+                    .executor
+                    .run_background(&caller, args, &trace, &cancel, &mut progress, &|message| {
+                        status.status(message)
+                    })
+                    .await;
+                let honoured_cancel =
+                    cancel.is_cancelled() && reply.diagnostics.kind == Some(ErrorKind::Cancelled);
+                let is_error = reply.is_error;
+                // Paged like every tool result (a frame collection can be large): the saved
+                // result is the first page, the rest held for read_more by its owner.
+                let reply = read_more::fit(reply, budget, &shared.pages, &owner);
+                // Saved exactly as invoke_action would have answered, so tasks/get can return it.
+                let result = stored_result(reply, &trace);
+                if honoured_cancel {
+                    TaskOutcome::cancelled(result)
+                } else {
+                    TaskOutcome::finished(result, is_error)
+                }
+            },
+        )
         .await
         .map_err(task_error_reply)
 }
@@ -201,7 +205,7 @@ pub fn list_tasks(mut call: Call<'_>) -> ToolReply {
         Ok(args) => args,
         Err(reply) => return reply,
     };
-    match manager.list(args.cursor.as_deref(), args.limit) {
+    match manager.list_as(&call.owner, args.cursor.as_deref(), args.limit) {
         Ok(page) => {
             let list = TaskList {
                 tasks: page.tasks.into_iter().map(TaskEntry::from).collect(),
@@ -217,7 +221,7 @@ pub fn list_tasks(mut call: Call<'_>) -> ToolReply {
 fn task_error_reply(err: TaskError) -> ToolReply {
     let message = err.to_string();
     match err {
-        TaskError::TooManyRunning => ToolReply::error(
+        TaskError::TooManyRunning | TaskError::ShareUsed { .. } => ToolReply::error(
             ErrorKind::TaskLimit,
             message,
             ErrorKind::TaskLimit.usual_next_step(),

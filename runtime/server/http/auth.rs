@@ -1,6 +1,7 @@
-//! Bearer-token authentication of HTTP clients. The presented token is compared in constant
-//! time and then removed from the request, so nothing downstream (rmcp hands handlers the
-//! request's headers) can log it.
+//! Bearer-token authentication of HTTP clients. The presented token's digest is compared with
+//! every configured token's digest in constant time (see `config::principals`), and the token
+//! is then removed from the request, so nothing downstream (rmcp hands handlers the request's
+//! headers) can log it.
 //!
 //! The Bearer parsing is ten lines kept by hand rather than `headers::Authorization<Bearer>`
 //! (issue 35): that crate would add a base64 crate and `mime` to the binary for this alone,
@@ -8,25 +9,21 @@
 
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
-use subtle::ConstantTimeEq;
 
-use crate::config::http::HttpToken;
+use crate::config::principals::{Credentials, Principal};
 
-/// Whether the request carries exactly one `Authorization: Bearer <token>` matching the
-/// configured token; always true when none is configured (loopback only).
-pub fn authorized(expected: Option<&HttpToken>, headers: &HeaderMap) -> bool {
+/// The principal whose token the request carries as exactly one `Authorization: Bearer
+/// <token>`; `None` when it carries none or an unknown one. Without configured tokens
+/// (loopback only) every request is the principal `default`.
+pub fn principal(expected: Option<&Credentials>, headers: &HeaderMap) -> Option<Principal> {
     let Some(expected) = expected else {
-        return true;
+        return Some(Principal::default_principal());
     };
     let mut values = headers.get_all(AUTHORIZATION).iter();
     let (Some(value), None) = (values.next(), values.next()) else {
-        return false;
+        return None;
     };
-    let Some(presented) = bearer(value.as_bytes()) else {
-        return false;
-    };
-    // The length is not hidden; the content is.
-    bool::from(presented.ct_eq(expected.as_bytes()))
+    expected.identify(bearer(value.as_bytes())?)
 }
 
 /// The credentials of a `Bearer` authorization (scheme matched case-insensitively).
@@ -51,9 +48,12 @@ mod tests {
     use super::*;
     use http::HeaderValue;
 
-    fn token() -> HttpToken {
-        // Built the way the configuration builds it: through the environment-free path.
-        crate::config::http::HttpToken::for_tests("s3cret")
+    fn token() -> Credentials {
+        Credentials::for_tests(&[("default", "s3cret"), ("bot", "b0t")])
+    }
+
+    fn authorized(expected: Option<&Credentials>, headers: &HeaderMap) -> bool {
+        principal(expected, headers).is_some()
     }
 
     fn with(values: &[&str]) -> HeaderMap {
@@ -79,5 +79,8 @@ mod tests {
             &with(&["Bearer s3cret", "Bearer s3cret"])
         ));
         assert!(authorized(None, &with(&[])));
+        let bot = principal(Some(&t), &with(&["Bearer b0t"])).unwrap();
+        assert_eq!(bot.name(), "bot");
+        assert_eq!(principal(None, &with(&[])).unwrap().name(), "default");
     }
 }

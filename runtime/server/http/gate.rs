@@ -1,8 +1,9 @@
 //! Everything a request passes before rmcp's Streamable HTTP service sees it, in this order:
 //! the endpoint path, `Host` and `Origin` (403, before authentication so a rebinding page
 //! learns nothing), the bearer token (401), the in-flight request cap (503), the body cap
-//! (413), an unknown session on DELETE (404; rmcp would answer 202), and the session cap
-//! (503) on `initialize`.
+//! (413), an unknown session on DELETE (404; rmcp would answer 202), and the session cap on
+//! `initialize` (the least recently used idle session is ended to make room; 503 only when
+//! none is idle). A session another principal opened is answered as an unknown one.
 //!
 //! Kept by hand rather than tower-http's RequestBodyLimitLayer/TimeoutLayer and tower's
 //! ConcurrencyLimitLayer (issue 35): those answer 413/408 with their own bodies instead of a
@@ -24,9 +25,14 @@ use serde_json::json;
 use super::auth;
 use super::origin::{OriginPolicy, OriginRefusal};
 use super::plain_json;
+use super::principals::{SessionOwners, as_principal};
 use super::reply::{self, HttpBody};
-use super::sessions::{SessionLimits, peek, session_id};
+use super::sessions::{SESSION_HEADER, SessionLimits, peek, session_id};
 use crate::server::SnowlumaServer;
+
+/// What a request naming another principal's session names instead: no session has this id
+/// (rmcp's are UUIDs).
+const FOREIGN_SESSION: &str = "not-a-session";
 
 /// How long a client may take to send a request body.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -34,9 +40,10 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Gate {
     pub path: String,
     pub origins: OriginPolicy,
-    pub token: Option<crate::config::http::HttpToken>,
+    pub credentials: Option<crate::config::principals::Credentials>,
     pub max_body_bytes: usize,
     pub limits: SessionLimits,
+    pub owners: SessionOwners,
     pub service: StreamableHttpService<SnowlumaServer, LocalSessionManager>,
 }
 
@@ -50,12 +57,12 @@ impl Gate {
             .and_then(|()| self.origins.check_origin(&parts.headers))
         {
             tracing::warn!(?refusal, method = %parts.method, "refused a request by Host/Origin");
-            return origin_refusal(refusal);
+            return reply::closing(origin_refusal(refusal));
         }
-        if !auth::authorized(self.token.as_ref(), &parts.headers) {
+        let Some(principal) = auth::principal(self.credentials.as_ref(), &parts.headers) else {
             tracing::info!(method = %parts.method, "refused a request without the right bearer token");
-            return reply::unauthorized();
-        }
+            return reply::closing(reply::unauthorized());
+        };
         auth::strip_credentials(&mut parts.headers);
         if parts.uri.path() != self.path {
             return reply::refusal(
@@ -80,6 +87,14 @@ impl Gate {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
+        // Another principal's session is answered exactly as an unknown one: the request goes
+        // on naming an id no session has.
+        if session_id(&parts.headers).is_some_and(|id| !self.owners.allows(id, &principal)) {
+            parts.headers.insert(
+                SESSION_HEADER,
+                http::HeaderValue::from_static(FOREIGN_SESSION),
+            );
+        }
         if parts.method == Method::DELETE
             && let Some(id) = session_id(&parts.headers)
             && !self.limits.has_session(id).await
@@ -95,23 +110,35 @@ impl Gate {
             && session_id(&parts.headers).is_none()
             && peek(&bytes).is_some_and(|p| p.method.as_deref() == Some("initialize"));
         let plain_json = plain_json::may_answer_json(&parts.method, &parts.headers);
+        // Marks the session busy until the response (an SSE stream, maybe) ends.
+        let in_use = session_id(&parts.headers).and_then(|id| self.owners.begin_use(id));
         let request = Request::from_parts(parts, Full::new(bytes.clone()));
         let response = if opens_session {
-            let Some(_slot) = self.limits.reserve_session().await else {
+            let mut slot = self.limits.reserve_session().await;
+            if slot.is_none() && self.end_idle_session().await {
+                slot = self.limits.reserve_session().await;
+            }
+            let Some(_slot) = slot else {
                 let max = self.limits.max_sessions();
                 tracing::warn!(max, "refused a new session: the session limit is reached");
                 return reply::busy(
                     peek(&bytes).and_then(|p| p.id),
                     &format!(
-                        "Too many sessions: {max} are open (SNOWLUMA_MCP_HTTP_MAX_SESSIONS); end one with DELETE or wait for an idle one to expire"
+                        "Too many sessions: {max} are open (SNOWLUMA_MCP_HTTP_MAX_SESSIONS) and every one has a request or stream in progress; end one with DELETE or retry later"
                     ),
                     json!({ "limit": "SNOWLUMA_MCP_HTTP_MAX_SESSIONS", "max": max }),
                     30,
                 );
             };
-            self.service.handle(request).await
+            let response = as_principal(principal.clone(), self.service.handle(request)).await;
+            if let Some(id) = session_id(response.headers()) {
+                let live = self.limits.manager.sessions.read().await;
+                self.owners.retain(|id| live.contains_key(id));
+                self.owners.record(id, principal);
+            }
+            response
         } else {
-            self.service.handle(request).await
+            as_principal(principal, self.service.handle(request)).await
         };
         let response = if plain_json {
             plain_json::unstream(response).await
@@ -122,11 +149,35 @@ impl Gate {
         let (parts, body) = response.into_parts();
         let body = body
             .map_frame(move |frame| {
-                let _held = &permit;
+                let _held = (&permit, &in_use);
                 frame
             })
             .boxed();
         Response::from_parts(parts, body)
+    }
+}
+
+impl Gate {
+    /// At the session cap: ends the least recently used idle session of the principal with
+    /// the most sessions (most clients never send DELETE). It then answers 404 and its state
+    /// is released with its handler. False when every session is busy.
+    async fn end_idle_session(&self) -> bool {
+        {
+            let live = self.limits.manager.sessions.read().await;
+            self.owners.retain(|id| live.contains_key(id));
+        }
+        let Some((id, owner)) = self.owners.idle_victim() else {
+            return false;
+        };
+        use rmcp::transport::streamable_http_server::session::SessionManager as _;
+        let ended = self.limits.manager.close_session(&id.as_str().into()).await;
+        self.owners.retain(|live| live != id);
+        tracing::info!(
+            principal = %owner,
+            ended = ended.is_ok(),
+            "ended the least recently used idle session to make room (SNOWLUMA_MCP_HTTP_MAX_SESSIONS)"
+        );
+        true
     }
 }
 

@@ -6,13 +6,15 @@
 //! `elicitation/create` prompts, its event resources and subscriptions. The handler is
 //! dropped on DELETE, on idle expiry or at shutdown, and the session's state with it. A
 //! 2026-07-28 request has no session: rmcp builds a handler per POST, and what such requests
-//! keep between calls (event resources made by `subscribe_events`) lives in one process-wide
-//! stateless session, reachable only by holders of the bearer token.
+//! keep between calls (event resources made by `subscribe_events`) lives in the requesting
+//! principal's stateless session (see `principals`).
 
 mod auth;
 mod gate;
 mod origin;
+mod peers;
 mod plain_json;
+mod principals;
 mod reply;
 mod sessions;
 
@@ -30,7 +32,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::{Session, Shared, SnowlumaServer};
+use super::{Shared, SnowlumaServer};
 use crate::config::Config;
 use gate::Gate;
 use origin::OriginPolicy;
@@ -65,13 +67,16 @@ where
         );
     }
     let shared = Shared::new(config)?;
-    if http.token.is_none() {
+    if http.credentials.is_none() {
         tracing::warn!(
             "no SNOWLUMA_MCP_HTTP_TOKEN: any local process can use this server; set one unless this machine has a single user"
         );
     }
     let shutdown = CancellationToken::new();
-    let stateless = Arc::new(Session::stateless(&shared));
+    let stateless = Arc::new(principals::StatelessSessions::new(
+        shared.clone(),
+        http.event_lease,
+    ));
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(http.idle_timeout);
     let manager = Arc::new(manager);
@@ -85,9 +90,12 @@ where
     let factory_shared = shared;
     let service = StreamableHttpService::new(
         move || {
+            // Called inside the gate's request future: the principal is the requester's.
+            let principal = principals::current();
             Ok(SnowlumaServer::for_http(
                 factory_shared.clone(),
-                stateless.clone(),
+                &principal,
+                stateless.of(&principal),
             ))
         },
         manager.clone(),
@@ -96,12 +104,14 @@ where
     let gate = Arc::new(Gate {
         path: http.path.clone(),
         origins: OriginPolicy::new(http.public_origin.clone(), local.port()),
-        token: http.token.clone(),
+        credentials: http.credentials.clone(),
         max_body_bytes: http.max_body_bytes,
         limits: SessionLimits::new(manager, http.max_sessions, http.max_requests),
+        owners: principals::SessionOwners::default(),
         service,
     });
     let connections = Arc::new(Semaphore::new(http.max_requests + SPARE_CONNECTIONS));
+    let peer_limits = peers::PeerLimits::new(http.max_conns_per_peer);
     tracing::info!(
         "serving MCP over HTTP at http://{local}{} (at most {} sessions, idle timeout {} s)",
         http.path,
@@ -114,7 +124,7 @@ where
             signal = &mut stop => break signal,
             accepted = listener.accept() => accepted,
         };
-        let (stream, _) = match accepted {
+        let (stream, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(error) => {
                 // Out of file descriptors and the like: wait instead of spinning.
@@ -122,6 +132,14 @@ where
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
+        };
+        let Some(peer_slot) = peer_limits.admit(peer.ip()) else {
+            tracing::warn!(
+                peer = %peer.ip(),
+                max = http.max_conns_per_peer,
+                "refused a connection: this peer has SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER busy connections open"
+            );
+            continue;
         };
         let Ok(slot) = connections.clone().try_acquire_owned() else {
             tracing::warn!("refused a connection: too many open connections");
@@ -131,10 +149,22 @@ where
         let gate = gate.clone();
         let stopping = shutdown.clone();
         tokio::spawn(async move {
-            let _slot = slot;
+            let busy = peer_slot.busy.clone();
+            let listening = peer_slot.listening.clone();
+            let streams_open = peer_slot.listening.clone();
+            let close = peer_slot.close.clone();
+            let _slots = (slot, peer_slot);
             let service = service_fn(move |request| {
                 let gate = gate.clone();
-                async move { Ok::<_, Infallible>(gate.handle(request).await) }
+                // Counted until the response body (a stream, maybe) ends. A GET is the
+                // standalone event stream, which the peer limits may close (see `peers`).
+                let counter = if request.method() == http::Method::GET {
+                    &listening
+                } else {
+                    &busy
+                };
+                let busy = peers::Busy::new(counter);
+                async move { Ok::<_, Infallible>(reply::holding(gate.handle(request).await, busy)) }
             });
             let connection = http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -145,6 +175,15 @@ where
                 result = connection.as_mut() => {
                     if let Err(error) = result {
                         tracing::debug!(%error, "HTTP connection ended with an error");
+                    }
+                }
+                () = close.cancelled() => {
+                    // Idle or only carrying event streams, and its peer is at
+                    // SNOWLUMA_MCP_HTTP_MAX_CONNS_PER_PEER. A graceful shutdown would wait for
+                    // an open stream forever, so such a connection is dropped (closing it).
+                    if streams_open.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                        connection.as_mut().graceful_shutdown();
+                        let _ = connection.await;
                     }
                 }
                 () = stopping.cancelled() => {

@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 
 use bytes::Bytes;
-use http::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::header::{CONNECTION, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
@@ -61,4 +61,28 @@ pub fn busy(id: Option<Value>, message: &str, data: Value, retry_secs: u32) -> R
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from(retry_secs));
     response
+}
+
+/// Ends the connection after this response: a peer that failed the Host, Origin or token
+/// check keeps no connection slot for its next try.
+pub fn closing(mut response: Response<HttpBody>) -> Response<HttpBody> {
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// Keeps `held` alive until the response body ends (or is dropped).
+pub fn holding<T: Send + Sync + 'static>(
+    response: Response<HttpBody>,
+    held: T,
+) -> Response<HttpBody> {
+    let (parts, body) = response.into_parts();
+    let body = body
+        .map_frame(move |frame| {
+            let _held = &held;
+            frame
+        })
+        .boxed();
+    Response::from_parts(parts, body)
 }
