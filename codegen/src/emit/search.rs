@@ -1,13 +1,17 @@
 //! generated/search_index.rs: the keyword index. Tokens come from names, aliases, keywords,
-//! summaries and categories; synonym groups are expanded here, at build time, so a query
-//! costs one binary search per term.
+//! summaries and categories, cut into words by [`analyze`] (jieba for Chinese, Snowball
+//! stems for English); synonym groups are expanded here, at build time, so a query costs one
+//! binary search per term.
 
-use std::collections::BTreeMap;
+mod analyze;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::ir::Catalog;
+use analyze::{Analyzer, is_cjk, name_parts};
 
 /// How much a term matching each source counts when ranking.
 const NAME: u8 = 20;
@@ -19,25 +23,37 @@ const SUMMARY_WORD: u8 = 4;
 const CATEGORY: u8 = 2;
 
 pub fn emit(catalog: &Catalog) -> TokenStream {
-    let synonyms = synonym_table(catalog);
+    let analyzer = &Analyzer::new(catalog);
+    let synonyms = synonym_table(catalog, analyzer);
     // token -> action index -> weight, summed over the sources (name, aliases, keywords,
     // summary, category) that contain the token; within one source the best match counts.
     let mut index: BTreeMap<String, BTreeMap<usize, u8>> = BTreeMap::new();
     for (i, action) in catalog.actions.iter().enumerate() {
         let category = &catalog.categories[action.category];
-        let mut name = vec![(action.name.clone(), NAME)];
-        name.extend(words(&action.name).into_iter().map(|w| (w, NAME_PART)));
+        let parts = |name: &str, weight: u8| {
+            name_parts(name)
+                .into_iter()
+                .map(move |p| (analyzer.normalize(&p), weight))
+        };
+        let mut name = vec![(action.name.to_lowercase(), NAME)];
+        name.extend(parts(&action.name, NAME_PART));
         let mut aliases = Vec::new();
         for alias in &action.aliases {
-            aliases.push((alias.clone(), NAME));
-            aliases.extend(words(alias).into_iter().map(|w| (w, ALIAS_PART)));
+            aliases.push((alias.to_lowercase(), NAME));
+            aliases.extend(parts(alias, ALIAS_PART));
         }
         let mut keywords = Vec::new();
         for keyword in &action.keywords {
-            keywords.push((keyword.clone(), KEYWORD));
-            keywords.extend(words(keyword).into_iter().map(|w| (w, KEYWORD_WORD)));
+            keywords.push((analyzer.normalize(keyword), KEYWORD));
+            keywords.extend(
+                analyzer
+                    .terms(keyword)
+                    .into_iter()
+                    .map(|w| (w, KEYWORD_WORD)),
+            );
         }
-        let summary: Vec<(String, u8)> = words(&action.summary)
+        let summary: Vec<(String, u8)> = analyzer
+            .terms(&action.summary)
             .into_iter()
             .map(|w| (w, SUMMARY_WORD))
             .collect();
@@ -52,7 +68,6 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
                 *slot = (*slot).max(weight);
             };
             for (token, weight) in source {
-                let token = token.trim().to_lowercase();
                 if token.is_empty() {
                     continue;
                 }
@@ -68,6 +83,21 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
             }
         }
     }
+    let mut stopwords: Vec<String> = catalog.stopwords.iter().map(|s| s.to_lowercase()).collect();
+    stopwords.sort();
+    stopwords.dedup();
+    let vocabulary = cjk_vocabulary(&index, &synonyms, &stopwords);
+    let cjk_freqs: Vec<Literal> = vocabulary
+        .iter()
+        .map(|w| {
+            let freq = u32::try_from(analyzer.frequency(w)).unwrap_or(u32::MAX);
+            Literal::u32_unsuffixed(freq)
+        })
+        .collect();
+    let cjk_count = vocabulary.len();
+    let cjk_total = Literal::u64_unsuffixed(analyzer.total_frequency());
+    let cjk_words = strs(vocabulary);
+
     let token_words = strs(index.keys().cloned());
     let token_hits = lists(index.values().map(|hits| {
         hits.iter()
@@ -80,9 +110,6 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     }));
     let synonym_words = strs(synonyms.keys().cloned());
     let synonym_groups = str_lists(synonyms.values().cloned());
-    let mut stopwords: Vec<String> = catalog.stopwords.iter().map(|s| s.to_lowercase()).collect();
-    stopwords.sort();
-    stopwords.dedup();
     let stopwords = strs(stopwords);
     let substring_texts = strs(catalog.actions.iter().map(|a| {
         let mut text = vec![a.name.clone()];
@@ -96,7 +123,39 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         parts.extend(a.keywords.iter().map(String::as_str));
         parts.join("\n").to_lowercase()
     }));
-    let name_words = str_lists(catalog.actions.iter().map(|a| words(&a.name)));
+    let normalized_parts =
+        |name: &str| -> Vec<String> { name_parts(name).iter().map(|p| analyzer.normalize(p)).collect() };
+    let name_words = str_lists(catalog.actions.iter().map(|a| normalized_parts(&a.name)));
+    let (sequences, sequence_actions): (Vec<Vec<String>>, Vec<Literal>) = catalog
+        .actions
+        .iter()
+        .enumerate()
+        .flat_map(|(i, a)| std::iter::once(&a.name).chain(&a.aliases).map(move |n| (i, n)))
+        .map(|(i, n)| (normalized_parts(n), Literal::u16_unsuffixed(i as u16)))
+        .unzip();
+    let sequence_count = sequence_actions.len();
+    let name_sequences = str_lists(sequences);
+    let raw_parts: BTreeSet<String> = catalog
+        .actions
+        .iter()
+        .flat_map(|a| std::iter::once(&a.name).chain(&a.aliases))
+        .flat_map(|n| name_parts(n))
+        .collect();
+    let spelling: BTreeSet<String> = catalog
+        .actions
+        .iter()
+        .flat_map(|a| {
+            let mut texts: Vec<&str> = vec![&a.name, &a.summary];
+            texts.extend(a.aliases.iter().map(String::as_str));
+            texts.extend(a.keywords.iter().map(String::as_str));
+            texts
+        })
+        .chain(catalog.synonyms.iter().flatten().map(String::as_str))
+        .flat_map(|text| Analyzer::surface_words(&text.replace(['_', '.'], " ")))
+        .filter(|w| !stopwords_contains(catalog, w))
+        .collect();
+    let name_part_words = strs(raw_parts);
+    let spelling_words = strs(spelling);
     let action_count = catalog.actions.len();
     let idf_slots = action_count + 1;
     // The runtime's ranking weight of a term that `hits` actions match: computed here so
@@ -108,19 +167,20 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     quote! {
         use crate::catalog::facade::*;
 
-        /// Lower-cased tokens, sorted by bytes.
+        /// Normalized tokens (lower case; English words as their Snowball stem), sorted by
+        /// bytes.
         pub static TOKENS: Strs = #token_words;
 
         /// Per token (in [`TOKENS`] order): (action index, weight), by action index.
         pub static TOKEN_HITS: Lists<(u16, u8)> = #token_hits;
 
-        /// Words that belong to a synonym group, sorted by bytes.
+        /// Normalized words that belong to a synonym group, sorted by bytes.
         pub static SYNONYM_WORDS: Strs = #synonym_words;
 
         /// Per word of [`SYNONYM_WORDS`]: the other words of its groups, sorted.
         pub static SYNONYM_GROUPS: StrLists = #synonym_groups;
 
-        /// Sorted English filler words dropped from keyword queries.
+        /// Sorted stop words, English and Chinese, dropped from keyword queries.
         pub static STOPWORDS: Strs = #stopwords;
 
         /// Per action: lower-cased name, aliases and summary (substring search).
@@ -130,12 +190,58 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// whole tokens.
         pub static CJK_TEXT: Strs = #cjk_texts;
 
-        /// Per action: the words of its name (`set_group_ban` -> set, group, ban).
+        /// Per action: the normalized parts of its name (`set_group_ban` -> set, group, ban).
         pub static NAME_WORDS: StrLists = #name_words;
+
+        /// Every name and alias as its normalized parts, for name fragments (`group_msg`).
+        pub static NAME_SEQUENCES: StrLists = #name_sequences;
+
+        /// Per entry of [`NAME_SEQUENCES`]: the action it names.
+        pub static SEQUENCE_ACTIONS: [u16; #sequence_count] = [#(#sequence_actions),*];
+
+        /// The parts of every name and alias as written, sorted: run-together queries
+        /// (`groupmsg`) are split into these.
+        pub static NAME_PARTS: Strs = #name_part_words;
+
+        /// The catalog's English words as written (three letters or more, no stop words),
+        /// sorted: a query word that matches nothing is corrected to the nearest of these.
+        pub static SPELLING: Strs = #spelling_words;
+
+        /// The Chinese vocabulary a query is segmented against (index words and stop words),
+        /// sorted by bytes.
+        pub static CJK_WORDS: Strs = #cjk_words;
+
+        /// Per word of [`CJK_WORDS`]: jieba's frequency for it at build time.
+        pub static CJK_FREQS: [u32; #cjk_count] = [#(#cjk_freqs),*];
+
+        /// The total of jieba's dictionary at build time: with it, a word's frequency gives
+        /// the same probability at run time as at build time.
+        pub static CJK_TOTAL: u64 = #cjk_total;
 
         /// By how many actions a term matches: its weight, ln(1 + actions / matches).
         pub static IDF: [f64; #idf_slots] = [#(#idf),*];
     }
+}
+
+fn stopwords_contains(catalog: &Catalog, word: &str) -> bool {
+    catalog.stopwords.iter().any(|s| s.eq_ignore_ascii_case(word))
+}
+
+/// The Chinese words a query may be cut into: every Chinese index token, synonym and stop
+/// word.
+fn cjk_vocabulary(
+    index: &BTreeMap<String, BTreeMap<usize, u8>>,
+    synonyms: &BTreeMap<String, Vec<String>>,
+    stopwords: &[String],
+) -> Vec<String> {
+    let words: BTreeSet<String> = index
+        .keys()
+        .chain(synonyms.keys())
+        .chain(stopwords)
+        .filter(|w| !w.is_empty() && w.chars().all(is_cjk))
+        .cloned()
+        .collect();
+    words.into_iter().collect()
 }
 
 /// A [`Strs`] table: the strings end to end, and where each one ends.
@@ -172,11 +278,12 @@ fn running_ends(sizes: impl Iterator<Item = usize>) -> Vec<Literal> {
         .collect()
 }
 
-/// word -> every other word that shares a synonym group with it (sorted, deduplicated).
-fn synonym_table(catalog: &Catalog) -> BTreeMap<String, Vec<String>> {
+/// word -> every other word that shares a synonym group with it (normalized, sorted,
+/// deduplicated).
+fn synonym_table(catalog: &Catalog, analyzer: &Analyzer) -> BTreeMap<String, Vec<String>> {
     let mut table: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for group in &catalog.synonyms {
-        let group: Vec<String> = group.iter().map(|w| w.to_lowercase()).collect();
+        let group: Vec<String> = group.iter().map(|w| analyzer.normalize(w)).collect();
         for word in &group {
             let others = table.entry(word.clone()).or_default();
             others.extend(group.iter().filter(|w| *w != word).cloned());
@@ -187,35 +294,4 @@ fn synonym_table(catalog: &Catalog) -> BTreeMap<String, Vec<String>> {
         others.dedup();
     }
     table
-}
-
-/// Lower-cased ASCII words of two or more characters, and whole runs of CJK text.
-fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut current_is_cjk = false;
-    let flush = |current: &mut String, out: &mut Vec<String>| {
-        if current.chars().count() >= 2 {
-            out.push(current.to_lowercase());
-        }
-        current.clear();
-    };
-    for c in text.chars() {
-        let cjk = is_cjk(c);
-        if c.is_ascii_alphanumeric() || cjk {
-            if !current.is_empty() && cjk != current_is_cjk {
-                flush(&mut current, &mut out);
-            }
-            current_is_cjk = cjk;
-            current.push(c);
-        } else {
-            flush(&mut current, &mut out);
-        }
-    }
-    flush(&mut current, &mut out);
-    out
-}
-
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
 }

@@ -1,0 +1,337 @@
+//! What a keyword query asks for: its terms after stop words, Chinese segmentation, English
+//! stems, name fragments and spelling correction.
+//!
+//! Everything here reads tables the codegen wrote: the query meets the index in the same
+//! normalized form. Chinese runs are cut by jieba over the catalog's own vocabulary (with the
+//! frequencies jieba's full dictionary gave those words at build time), so the full
+//! dictionary is never loaded; the segmenter is built once, on the first Chinese query.
+
+use std::sync::OnceLock;
+
+use jieba_rs::Jieba;
+use rust_stemmers::{Algorithm, Stemmer};
+
+use super::super::generated::search_index::{
+    CJK_FREQS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES, SPELLING, STOPWORDS, TOKEN_HITS,
+    TOKENS,
+};
+use crate::catalog::facade::Strs;
+
+/// One term of the AND.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// The word as the query wrote it (lower case), or its corrected spelling: what
+    /// diagnostics show.
+    pub text: String,
+    pub kind: TermKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TermKind {
+    /// A normalized word, looked up in the token index (and, when Chinese, in the actions'
+    /// Chinese text).
+    Word(String),
+    /// Normalized name parts in order (`group_msg`, `groupmsg`): matches the names and
+    /// aliases that contain them as a run of parts.
+    Fragment(Vec<String>),
+}
+
+/// A query taken apart.
+#[derive(Debug, Default)]
+pub struct Query {
+    pub terms: Vec<Term>,
+    /// Stop words and particles dropped before the AND, in query order.
+    pub ignored: Vec<String>,
+    /// Misspelled words and what they were read as (`grup -> group`).
+    pub corrected: Vec<String>,
+}
+
+pub fn analyze(query: &str) -> Query {
+    let mut out = Query::default();
+    for run in runs(&query.to_lowercase()) {
+        match run {
+            Run::Ascii(text) => ascii_run(&text, &mut out),
+            Run::Cjk(text) => cjk_run(&text, &mut out),
+        }
+    }
+    out
+}
+
+/// The token index's entry for a normalized word.
+pub fn token(word: &str) -> Option<&'static [(u16, u8)]> {
+    TOKENS.position(word).map(|i| TOKEN_HITS.get(i))
+}
+
+/// The form the index uses: the English stem of an alphabetic word, anything else as is.
+pub fn normalize(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphabetic()) {
+        Stemmer::create(Algorithm::English).stem(word).into_owned()
+    } else {
+        word.to_string()
+    }
+}
+
+fn is_stopword(word: &str) -> bool {
+    STOPWORDS.position(word).is_some()
+}
+
+fn ascii_run(text: &str, out: &mut Query) {
+    let parts: Vec<&str> = text.split('_').filter(|p| !p.is_empty()).collect();
+    match parts.as_slice() {
+        [] => {}
+        [word] => ascii_word(word, out),
+        _ => {
+            let mut fixed = Vec::new();
+            for part in &parts {
+                let known = NAME_PARTS.position(part).is_some() || token(&normalize(part)).is_some();
+                match correction(part, known, true) {
+                    Some(better) => {
+                        out.corrected.push(format!("{part} -> {better}"));
+                        fixed.push(better.to_string());
+                    }
+                    None => fixed.push(part.to_string()),
+                }
+            }
+            let normalized: Vec<String> = fixed.iter().map(|p| normalize(p)).collect();
+            if names_contain(&normalized) {
+                out.terms.push(Term {
+                    text: fixed.join("_"),
+                    kind: TermKind::Fragment(normalized),
+                });
+            } else {
+                // No name holds these parts in this order: they are ordinary words.
+                for part in fixed {
+                    ascii_word(&part, out);
+                }
+            }
+        }
+    }
+}
+
+fn ascii_word(word: &str, out: &mut Query) {
+    if is_stopword(word) {
+        out.ignored.push(word.to_string());
+        return;
+    }
+    let key = normalize(word);
+    if token(&key).is_some() {
+        out.terms.push(term(word, key));
+        return;
+    }
+    if let Some(parts) = run_together(word) {
+        out.terms.push(Term {
+            text: word.to_string(),
+            kind: TermKind::Fragment(parts),
+        });
+        return;
+    }
+    match correction(word, false, false) {
+        Some(better) => {
+            out.corrected.push(format!("{word} -> {better}"));
+            out.terms.push(term(better, normalize(better)));
+        }
+        // Unknown: it stays in the AND and empties the results.
+        None => out.terms.push(term(word, key)),
+    }
+}
+
+fn term(text: &str, key: String) -> Term {
+    Term {
+        text: text.to_string(),
+        kind: TermKind::Word(key),
+    }
+}
+
+/// Cuts a run of Chinese with jieba. Known words become terms and stop words are dropped.
+/// Unknown text between them is kept as one term when some action's Chinese text contains
+/// it, and dropped (reported as ignored) otherwise: jieba over the catalog's vocabulary
+/// leaves particles such as 他 or 里 as such pieces. A run that yields no term at all and
+/// is not all stop words stays one (unknown) term, so it empties the results.
+fn cjk_run(text: &str, out: &mut Query) {
+    let before = out.terms.len();
+    let mut stopped = false;
+    let mut leftover = String::new();
+    let flush = |leftover: &mut String, out: &mut Query| {
+        if leftover.chars().count() >= 2 && in_cjk_text(leftover) {
+            out.terms.push(term(leftover, leftover.clone()));
+        } else if !leftover.is_empty() {
+            out.ignored.push(leftover.clone());
+        }
+        leftover.clear();
+    };
+    for piece in segmenter().cut(text, false) {
+        let word = piece.word;
+        if is_stopword(word) {
+            flush(&mut leftover, out);
+            out.ignored.push(word.to_string());
+            stopped = true;
+        } else if token(word).is_some() {
+            flush(&mut leftover, out);
+            out.terms.push(term(word, word.to_string()));
+        } else {
+            leftover.push_str(word);
+        }
+    }
+    flush(&mut leftover, out);
+    if out.terms.len() == before && !stopped {
+        out.ignored.retain(|w| !text.contains(w.as_str()));
+        out.terms.push(term(text, text.to_string()));
+    }
+}
+
+/// Whether some action's Chinese text contains the word.
+fn in_cjk_text(word: &str) -> bool {
+    CJK_TEXT.iter().any(|text| text.contains(word))
+}
+
+/// jieba over the catalog's Chinese vocabulary, built on first use.
+fn segmenter() -> &'static Jieba {
+    /// A private-use character: never part of a Chinese run.
+    const UNREACHABLE_WORD: &str = "\u{E000}";
+    static SEGMENTER: OnceLock<Jieba> = OnceLock::new();
+    SEGMENTER.get_or_init(|| {
+        let mut jieba = Jieba::empty();
+        let mut sum = 0u64;
+        for (word, freq) in CJK_WORDS.iter().zip(CJK_FREQS) {
+            jieba.add_word(word, Some(freq as usize), None);
+            sum += u64::from(freq);
+        }
+        // The rest of the build-time dictionary's weight, on a word no query can contain
+        // (queries reach jieba only as runs of Chinese characters): the vocabulary's words
+        // then weigh what they weighed in the full dictionary.
+        let rest = CJK_TOTAL.saturating_sub(sum);
+        jieba.add_word(UNREACHABLE_WORD, Some(rest as usize), None);
+        jieba
+    })
+}
+
+/// Whether some name or alias holds these normalized parts as a run.
+pub fn names_contain(parts: &[String]) -> bool {
+    (0..NAME_SEQUENCES.len()).any(|i| sequence_contains(i, parts))
+}
+
+/// Whether name sequence `i` holds `parts` as a run.
+pub fn sequence_contains(i: usize, parts: &[String]) -> bool {
+    let sequence: Vec<&str> = NAME_SEQUENCES.get(i).collect();
+    sequence
+        .windows(parts.len())
+        .any(|window| window.iter().zip(parts).all(|(a, b)| *a == b))
+}
+
+/// `groupmsg` -> group, msg: the fewest name parts (two or more) the word splits into,
+/// normalized, when the catalog has a name holding them as a run.
+fn run_together(word: &str) -> Option<Vec<String>> {
+    if word.len() < 5 || !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    // best[i]: the fewest parts covering word[..i], and where the last one starts.
+    let n = word.len();
+    let mut best: Vec<Option<(usize, usize)>> = vec![None; n + 1];
+    best[0] = Some((0, 0));
+    for end in 1..=n {
+        for start in 0..end {
+            let Some((count, _)) = best[start] else {
+                continue;
+            };
+            if end - start >= 2 && NAME_PARTS.position(&word[start..end]).is_some() {
+                let better = best[end].is_none_or(|(c, _)| count + 1 < c);
+                if better {
+                    best[end] = Some((count + 1, start));
+                }
+            }
+        }
+    }
+    let (count, _) = best[n]?;
+    if count < 2 {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let mut end = n;
+    while end > 0 {
+        let (_, start) = best[end]?;
+        parts.push(normalize(&word[start..end]));
+        end = start;
+    }
+    parts.reverse();
+    names_contain(&parts).then_some(parts)
+}
+
+/// The catalog word a misspelled word most likely means: the nearest by edit distance
+/// (an adjacent swap counts once), name parts tried before other words. `None` for known
+/// words. A word on its own must be five letters or more for one edit (four for a swap,
+/// `sned`) and eight for two, so ordinary short words (`find`, `sent`) are not bent into
+/// catalog words; a part of a name fragment (`get_grup_list`) may be three letters.
+fn correction(word: &str, known: bool, in_fragment: bool) -> Option<&'static str> {
+    if known || word.len() < 3 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let limit = match word.len() {
+        _ if in_fragment && word.len() < 7 => 1,
+        8.. => 2,
+        5.. => 1,
+        4 => 0,
+        _ => return None,
+    };
+    nearest(word, &NAME_PARTS, limit).or_else(|| nearest(word, &SPELLING, limit))
+}
+
+/// The nearest word within `limit` edits; at limit 0, only a swap of two adjacent letters.
+fn nearest(word: &str, vocabulary: &Strs, limit: usize) -> Option<&'static str> {
+    let swap = limit == 0;
+    let limit = limit.max(1);
+    let first = word.as_bytes()[0];
+    vocabulary
+        .iter()
+        .filter(|c| c.len().abs_diff(word.len()) <= limit && c.len() >= 3)
+        .filter(|c| c.bytes().all(|b| b.is_ascii_alphabetic()))
+        .filter(|c| !swap || (c.len() == word.len() && same_letters(word, c)))
+        .map(|c| (strsim::osa_distance(word, c), c))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, c)| (*distance, c.as_bytes()[0] != first))
+        .map(|(_, c)| c)
+}
+
+fn same_letters(a: &str, b: &str) -> bool {
+    let mut a = a.as_bytes().to_vec();
+    let mut b = b.as_bytes().to_vec();
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
+}
+
+enum Run {
+    Ascii(String),
+    Cjk(String),
+}
+
+/// The query cut into runs of ASCII letters, digits and `_`, and runs of Chinese characters;
+/// anything else separates them.
+fn runs(text: &str) -> Vec<Run> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut current_is_cjk = false;
+    let flush = |current: &mut String, is_cjk: bool, out: &mut Vec<Run>| {
+        if !current.is_empty() {
+            let run = std::mem::take(current);
+            out.push(if is_cjk { Run::Cjk(run) } else { Run::Ascii(run) });
+        }
+    };
+    for c in text.chars() {
+        let cjk = is_cjk(c);
+        if c.is_ascii_alphanumeric() || c == '_' || cjk {
+            if !current.is_empty() && cjk != current_is_cjk {
+                flush(&mut current, current_is_cjk, &mut out);
+            }
+            current_is_cjk = cjk;
+            current.push(c);
+        } else {
+            flush(&mut current, current_is_cjk, &mut out);
+        }
+    }
+    flush(&mut current, current_is_cjk, &mut out);
+    out
+}
+
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+}
