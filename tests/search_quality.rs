@@ -3,6 +3,13 @@
 //! synonym table was grown against, and a held-out set (`HELD_OUT`), written from the action
 //! summaries without reading the synonym table and never used to tune it. The top-1 and
 //! top-3 rates of both are printed (run with --nocapture).
+//!
+//! The larger sets of issue 43 live in tests/search_sets/ (dev.txt, the development set the
+//! search is tuned against; heldout.txt, written before any tuning and never tuned on) and are
+//! scored by tests/support/search_sets.rs, which the bench driver prints as well.
+
+#[path = "support/search_sets.rs"]
+mod search_sets;
 
 use snowluma_mcp::catalog::{ACTIONS, search};
 
@@ -338,4 +345,155 @@ fn every_result_matches_every_term() {
             assert_eq!(result.matched_terms, found.terms, "{query}");
         }
     }
+}
+
+/// Floors a little under the development set's measurement (top-1 89.8%, top-3 98.0%).
+const DEVELOPMENT_TOP1: f64 = 0.87;
+const DEVELOPMENT_TOP3: f64 = 0.96;
+/// Floors under the held-out set's measurement. The issue's target is top-1 95% and top-3
+/// 99%; the measured figure is what README reports, and these only catch a regression.
+const HELD_OUT_SET_TOP1: f64 = 0.75;
+const HELD_OUT_SET_TOP3: f64 = 0.85;
+
+#[test]
+fn the_development_set_is_scored_with_top1_top3_and_mrr() {
+    let cases = search_sets::parse(search_sets::DEVELOPMENT);
+    assert!(cases.len() >= 150, "{} development queries", cases.len());
+    for kind in ["en", "zh", "mixed", "sentence", "fragment", "typo"] {
+        assert!(cases.iter().any(|c| c.kind == kind), "no {kind} query");
+    }
+    let score = search_sets::score(&cases);
+    println!("{}", score.line("development set"));
+    for miss in &score.misses {
+        println!("  miss {miss}");
+    }
+    assert!(
+        score.top1 >= DEVELOPMENT_TOP1 && score.top3 >= DEVELOPMENT_TOP3,
+        "{}:\n{}",
+        score.line("development set"),
+        score.misses.join("\n")
+    );
+}
+
+#[test]
+fn the_held_out_set_is_scored_apart_and_shares_no_query() {
+    let held_out = search_sets::parse(search_sets::HELD_OUT);
+    assert!(held_out.len() >= 60, "{} held-out queries", held_out.len());
+    let development = search_sets::parse(search_sets::DEVELOPMENT);
+    for case in &held_out {
+        assert!(
+            development.iter().all(|d| d.query != case.query),
+            "{:?} is in both sets",
+            case.query
+        );
+    }
+    let score = search_sets::score(&held_out);
+    println!("{}", score.line("held-out set"));
+    assert!(
+        score.top1 >= HELD_OUT_SET_TOP1 && score.top3 >= HELD_OUT_SET_TOP3,
+        "{}",
+        score.line("held-out set")
+    );
+}
+
+fn names(results: &[search::Scored]) -> Vec<&'static str> {
+    results.iter().map(|s| ACTIONS[s.action].name).collect()
+}
+
+#[test]
+fn stop_words_in_both_languages_are_dropped_and_reported() {
+    let found = search::keywords("who am I logged in as");
+    for word in ["who", "am", "i", "in", "as"] {
+        assert!(
+            found.ignored_terms.contains(&word.to_string()),
+            "{word} not ignored: {:?}",
+            found.ignored_terms
+        );
+    }
+    assert_eq!(found.terms, ["logged"]);
+    assert_eq!(names(&found.results)[0], "get_login_info");
+
+    let found = search::keywords("给好友点赞");
+    assert_eq!(
+        found.terms,
+        ["好友", "点赞"],
+        "jieba keeps 好友 and 点赞 whole"
+    );
+    assert_eq!(found.ignored_terms, ["给"]);
+    assert_eq!(names(&found.results)[0], "send_like");
+
+    let found = search::keywords("帮我退出这个群");
+    assert_eq!(found.terms, ["退出", "群"]);
+    assert_eq!(names(&found.results)[0], "set_group_leave");
+}
+
+#[test]
+fn a_query_of_only_stop_words_falls_back_to_substring_search() {
+    let found = search::keywords("as");
+    assert!(found.substring_fallback);
+    assert!(found.terms.is_empty());
+    assert_eq!(found.ignored_terms, ["as"]);
+    let expected = search::substring("as");
+    assert!(!expected.is_empty());
+    let got: Vec<usize> = found.results.iter().map(|s| s.action).collect();
+    assert_eq!(
+        got, expected,
+        "the substring search's results, in its order"
+    );
+    assert!(names(&found.results).contains(&"mark_group_msg_as_read"));
+}
+
+#[test]
+fn english_words_match_through_their_stems() {
+    for (inflected, plain) in [
+        ("members", "member"),
+        ("messages", "message"),
+        ("muted", "mute"),
+    ] {
+        let a = names(&search::keywords(&format!("group {inflected}")).results);
+        let b = names(&search::keywords(&format!("group {plain}")).results);
+        assert!(!a.is_empty(), "{inflected}");
+        assert_eq!(a, b, "{inflected} / {plain}");
+    }
+}
+
+#[test]
+fn name_fragments_match_runs_of_name_parts() {
+    let three = [
+        "send_group_msg",
+        "get_group_msg_history",
+        "mark_group_msg_as_read",
+    ];
+    for query in ["group_msg", "groupmsg", "group msg"] {
+        let found = search::keywords(query);
+        let names = names(&found.results);
+        for name in three {
+            assert!(names.contains(&name), "{query}: {names:?}");
+        }
+        let top: Vec<&str> = names.iter().take(3).copied().collect();
+        assert!(
+            three.iter().all(|n| top.contains(n)),
+            "{query}: the three name matches rank first, got {names:?}"
+        );
+    }
+    // Parts in another order are not a run of any name: they fall back to plain words.
+    let found = search::keywords("msg_group");
+    assert_eq!(found.terms, ["msg", "group"]);
+}
+
+#[test]
+fn misspelled_words_are_read_as_the_nearest_catalog_word_and_reported() {
+    let found = search::keywords("sned private msg");
+    assert_eq!(found.corrected_terms, ["sned -> send"]);
+    assert_eq!(names(&found.results)[0], "send_private_msg");
+    let found = search::keywords("get_grup_list");
+    assert_eq!(found.corrected_terms, ["grup -> group"]);
+    assert_eq!(names(&found.results)[0], "get_group_list");
+    // Ordinary short words are left alone.
+    let found = search::keywords("find friends");
+    assert!(
+        found.corrected_terms.is_empty(),
+        "{:?}",
+        found.corrected_terms
+    );
 }

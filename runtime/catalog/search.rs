@@ -26,8 +26,8 @@ use std::collections::BTreeSet;
 use super::generated::search_index::{
     CJK_TEXT, IDF, NAME_WORDS, SEQUENCE_ACTIONS, SUBSTRING_TEXT, SYNONYM_GROUPS, SYNONYM_WORDS,
 };
-use query::{Term, TermKind};
 use super::{ACTIONS, CompactEntry, Filter, resolve};
+use query::{Term, TermKind};
 use serde::Serialize;
 
 /// Action indices whose name, aliases or summary contain `query`, in catalog order.
@@ -120,11 +120,14 @@ const EXACT: f64 = 10_000.0;
 /// Weight of a Chinese term found inside an action's summary or keywords.
 const CJK_SUBSTRING: u32 = 4;
 /// Bonus for an action whose name words are all covered by the query.
-const NAME_COVERAGE: f64 = 20.0;
+const NAME_COVERAGE: f64 = 40.0;
 /// Name parts that say little about what an action is for.
 const GENERIC_PARTS: [&str; 3] = ["get", "set", "nc"];
 /// Bonus for an action whose name parts the query's terms name, scaled by their share.
 const NAME_TERMS: f64 = 30.0;
+/// Bonus per pair of neighbouring query words that are neighbouring parts of the action's
+/// name or an alias.
+const ADJACENT_PARTS: f64 = 30.0;
 /// Weight of a name fragment held by one of the action's names.
 const FRAGMENT: u32 = 20;
 /// Most suggestions returned when nothing matches every term.
@@ -189,16 +192,19 @@ pub fn keywords(text: &str) -> KeywordSearch {
         // Nothing matches every term: the best partial matches become suggestions.
         best_count.max(1)
     };
+    let runs = adjacent_runs(&analysis.terms);
     let mut scored: Vec<(usize, f64, Vec<usize>)> = (0..ACTIONS.len())
         .filter(|&action| wanted > 0 && counts[action] == keep)
         .map(|action| {
+            let in_runs = runs.iter().filter(|holders| holders.contains(&action));
             let named = analysis
                 .terms
                 .iter()
                 .filter(|t| names_term(action, t, &per_term, &analysis.terms))
                 .count();
             let bonus = NAME_COVERAGE * name_coverage(action, &equivalents)
-                + NAME_TERMS * named as f64 / wanted as f64;
+                + NAME_TERMS * named as f64 / wanted as f64
+                + ADJACENT_PARTS * in_runs.count() as f64;
             let terms = (0..wanted).filter(|&t| per_term[t][action] > 0).collect();
             (action, scores[action] + bonus, terms)
         })
@@ -235,6 +241,26 @@ fn ranked(mut scored: Vec<(usize, f64, Vec<usize>)>, terms: &[String]) -> Vec<Sc
             action,
             score: score.round() as u32,
             matched_terms: matched.into_iter().map(|t| terms[t].clone()).collect(),
+        })
+        .collect()
+}
+
+/// For each pair of neighbouring words in the query (`group msg`): the actions with a name
+/// or alias that holds the two as neighbouring parts (send_group_msg).
+fn adjacent_runs(terms: &[Term]) -> Vec<Vec<usize>> {
+    terms
+        .windows(2)
+        .filter_map(|pair| match (&pair[0].kind, &pair[1].kind) {
+            (TermKind::Word(a), TermKind::Word(b)) => Some([a.clone(), b.clone()]),
+            _ => None,
+        })
+        .map(|pair| {
+            SEQUENCE_ACTIONS
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| query::sequence_contains(*i, &pair))
+                .map(|(_, &action)| usize::from(action))
+                .collect()
         })
         .collect()
 }
@@ -287,14 +313,17 @@ fn term_hits(term: &Term) -> Vec<u32> {
 }
 
 /// The query's words with their synonyms, and the parts of its fragments, for name
-/// coverage.
+/// coverage. A Chinese word also brings the shorter words inside it (`群待办` -> 群, 待办),
+/// whose synonyms are often name parts (group, todo).
 fn query_words(terms: &[Term]) -> BTreeSet<String> {
     let mut words = BTreeSet::new();
     for term in terms {
         match &term.kind {
             TermKind::Word(key) => {
-                words.insert(key.clone());
-                words.extend(synonyms(key).map(str::to_string));
+                for word in query::subwords(key) {
+                    words.extend(synonyms(&word).map(str::to_string));
+                    words.insert(word);
+                }
             }
             TermKind::Fragment(parts) => words.extend(parts.iter().cloned()),
         }

@@ -43,14 +43,18 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
             aliases.extend(parts(alias, ALIAS_PART));
         }
         let mut keywords = Vec::new();
+        // The words of a phrase (`chat record`) are indexed without their synonyms: in the
+        // phrase `record` means a log, not the voice `record` of the synonym table.
+        let mut phrase_words = Vec::new();
         for keyword in &action.keywords {
             keywords.push((analyzer.normalize(keyword), KEYWORD));
-            keywords.extend(
-                analyzer
-                    .terms(keyword)
-                    .into_iter()
-                    .map(|w| (w, KEYWORD_WORD)),
-            );
+            let words = analyzer.terms(keyword);
+            let target = if keyword.trim().contains(' ') {
+                &mut phrase_words
+            } else {
+                &mut keywords
+            };
+            target.extend(words.into_iter().map(|w| (w, KEYWORD_WORD)));
         }
         let summary: Vec<(String, u8)> = analyzer
             .terms(&action.summary)
@@ -61,7 +65,15 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
             (category.id.clone(), CATEGORY),
             (category.name.clone(), CATEGORY),
         ];
-        for source in [name, aliases, keywords, summary, category_tokens] {
+        let sources = [
+            (name, true),
+            (aliases, true),
+            (keywords, true),
+            (phrase_words, false),
+            (summary, true),
+            (category_tokens, true),
+        ];
+        for (source, expand) in sources {
             let mut best: BTreeMap<String, u8> = BTreeMap::new();
             let mut offer = |token: String, weight: u8| {
                 let slot = best.entry(token).or_insert(0);
@@ -72,7 +84,8 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
                     continue;
                 }
                 // A synonym counts for two thirds of the word the action really uses.
-                for other in synonyms.get(&token).into_iter().flatten() {
+                let others = synonyms.get(&token).filter(|_| expand);
+                for other in others.into_iter().flatten() {
                     offer(other.clone(), weight * 2 / 3);
                 }
                 offer(token, weight);
@@ -94,7 +107,7 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
             Literal::u32_unsuffixed(freq)
         })
         .collect();
-    let cjk_count = vocabulary.len();
+    let cjk_count = Literal::usize_unsuffixed(vocabulary.len());
     let cjk_total = Literal::u64_unsuffixed(analyzer.total_frequency());
     let cjk_words = strs(vocabulary);
 
@@ -123,17 +136,25 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         parts.extend(a.keywords.iter().map(String::as_str));
         parts.join("\n").to_lowercase()
     }));
-    let normalized_parts =
-        |name: &str| -> Vec<String> { name_parts(name).iter().map(|p| analyzer.normalize(p)).collect() };
+    let normalized_parts = |name: &str| -> Vec<String> {
+        name_parts(name)
+            .iter()
+            .map(|p| analyzer.normalize(p))
+            .collect()
+    };
     let name_words = str_lists(catalog.actions.iter().map(|a| normalized_parts(&a.name)));
     let (sequences, sequence_actions): (Vec<Vec<String>>, Vec<Literal>) = catalog
         .actions
         .iter()
         .enumerate()
-        .flat_map(|(i, a)| std::iter::once(&a.name).chain(&a.aliases).map(move |n| (i, n)))
+        .flat_map(|(i, a)| {
+            std::iter::once(&a.name)
+                .chain(&a.aliases)
+                .map(move |n| (i, n))
+        })
         .map(|(i, n)| (normalized_parts(n), Literal::u16_unsuffixed(i as u16)))
         .unzip();
-    let sequence_count = sequence_actions.len();
+    let sequence_count = Literal::usize_unsuffixed(sequence_actions.len());
     let name_sequences = str_lists(sequences);
     let raw_parts: BTreeSet<String> = catalog
         .actions
@@ -224,11 +245,17 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
 }
 
 fn stopwords_contains(catalog: &Catalog, word: &str) -> bool {
-    catalog.stopwords.iter().any(|s| s.eq_ignore_ascii_case(word))
+    catalog
+        .stopwords
+        .iter()
+        .any(|s| s.eq_ignore_ascii_case(word))
 }
 
 /// The Chinese words a query may be cut into: every Chinese index token, synonym and stop
-/// word.
+/// word, except compounds of the others (`删除群文件` = 删除 + 群 + 文件). A compound in the
+/// segmenter's dictionary would swallow text a query means differently (`删除群文件夹` would
+/// become 删除群文件 + 夹), and its parts find the same actions: every Chinese term also
+/// matches as a substring of the actions' text.
 fn cjk_vocabulary(
     index: &BTreeMap<String, BTreeMap<usize, u8>>,
     synonyms: &BTreeMap<String, Vec<String>>,
@@ -241,7 +268,32 @@ fn cjk_vocabulary(
         .filter(|w| !w.is_empty() && w.chars().all(is_cjk))
         .cloned()
         .collect();
-    words.into_iter().collect()
+    words
+        .iter()
+        .filter(|w| !is_compound(w, &words))
+        .cloned()
+        .collect()
+}
+
+/// Whether `word` splits into two or more other words of `words`.
+fn is_compound(word: &str, words: &BTreeSet<String>) -> bool {
+    let chars: Vec<char> = word.chars().collect();
+    // pieces[i]: the fewest words covering chars[..i], if any.
+    let mut pieces: Vec<Option<usize>> = vec![None; chars.len() + 1];
+    pieces[0] = Some(0);
+    for end in 1..=chars.len() {
+        for start in 0..end {
+            let Some(count) = pieces[start] else {
+                continue;
+            };
+            let piece: String = chars[start..end].iter().collect();
+            if piece != word && words.contains(&piece) {
+                let count = count + 1;
+                pieces[end] = Some(pieces[end].map_or(count, |c| c.min(count)));
+            }
+        }
+    }
+    pieces[chars.len()].is_some_and(|count| count >= 2)
 }
 
 /// A [`Strs`] table: the strings end to end, and where each one ends.

@@ -12,8 +12,8 @@ use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use super::super::generated::search_index::{
-    CJK_FREQS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES, SPELLING, STOPWORDS, TOKEN_HITS,
-    TOKENS,
+    CJK_FREQS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES, SPELLING, STOPWORDS,
+    TOKEN_HITS, TOKENS,
 };
 use crate::catalog::facade::Strs;
 
@@ -83,7 +83,8 @@ fn ascii_run(text: &str, out: &mut Query) {
         _ => {
             let mut fixed = Vec::new();
             for part in &parts {
-                let known = NAME_PARTS.position(part).is_some() || token(&normalize(part)).is_some();
+                let known =
+                    NAME_PARTS.position(part).is_some() || token(&normalize(part)).is_some();
                 match correction(part, known, true) {
                     Some(better) => {
                         out.corrected.push(format!("{part} -> {better}"));
@@ -177,6 +178,22 @@ fn cjk_run(text: &str, out: &mut Query) {
         out.ignored.retain(|w| !text.contains(w.as_str()));
         out.terms.push(term(text, text.to_string()));
     }
+}
+
+/// The word and, for Chinese, the known words inside it (jieba's search mode).
+pub fn subwords(word: &str) -> Vec<String> {
+    if !word.chars().any(is_cjk) {
+        return vec![word.to_string()];
+    }
+    let mut words: Vec<String> = segmenter()
+        .cut_for_search(word, false)
+        .into_iter()
+        .map(|piece| piece.word.to_string())
+        .collect();
+    if !words.iter().any(|w| w == word) {
+        words.push(word.to_string());
+    }
+    words
 }
 
 /// Whether some action's Chinese text contains the word.
@@ -313,7 +330,11 @@ fn runs(text: &str) -> Vec<Run> {
     let flush = |current: &mut String, is_cjk: bool, out: &mut Vec<Run>| {
         if !current.is_empty() {
             let run = std::mem::take(current);
-            out.push(if is_cjk { Run::Cjk(run) } else { Run::Ascii(run) });
+            out.push(if is_cjk {
+                Run::Cjk(run)
+            } else {
+                Run::Ascii(run)
+            });
         }
     };
     for c in text.chars() {

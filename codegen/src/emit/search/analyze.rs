@@ -112,7 +112,9 @@ impl Analyzer {
         runs(&text.to_lowercase())
             .into_iter()
             .filter_map(|run| match run {
-                Run::Ascii(word) if word.len() >= 3 && word.chars().all(|c| c.is_ascii_alphabetic()) => {
+                Run::Ascii(word)
+                    if word.len() >= 3 && word.chars().all(|c| c.is_ascii_alphabetic()) =>
+                {
                     Some(word)
                 }
                 _ => None,
@@ -144,7 +146,11 @@ fn runs(text: &str) -> Vec<Run> {
     let flush = |current: &mut String, is_cjk: bool, out: &mut Vec<Run>| {
         if !current.is_empty() {
             let run = std::mem::take(current);
-            out.push(if is_cjk { Run::Cjk(run) } else { Run::Ascii(run) });
+            out.push(if is_cjk {
+                Run::Cjk(run)
+            } else {
+                Run::Ascii(run)
+            });
         }
     };
     for c in text.chars() {
