@@ -46,6 +46,9 @@ mod direct_http;
 #[path = "support/peer.rs"]
 mod peer;
 
+#[path = "../tests/support/search_sets.rs"]
+mod search_sets;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -646,5 +649,15 @@ fn main() {
     println!("|-{}-|", rule.join("-|-"));
     for r in &rows {
         print([&r.figure, &r.floor, TS, &r.ours, &r.ratio, r.target]);
+    }
+    // The keyword search's quality (tests/search_sets/), beside its latency rows.
+    for (label, set) in [
+        ("development set", search_sets::DEVELOPMENT),
+        ("held-out set", search_sets::HELD_OUT),
+    ] {
+        println!(
+            "{}",
+            search_sets::score(&search_sets::parse(set)).line(label)
+        );
     }
 }
