@@ -128,6 +128,8 @@ const NAME_TERMS: f64 = 30.0;
 /// Bonus per pair of neighbouring query words that are neighbouring parts of the action's
 /// name or an alias.
 const ADJACENT_PARTS: f64 = 30.0;
+/// Bonus for a read-only action when the query asks a question.
+const QUESTION_READS: f64 = 25.0;
 /// Weight of a name fragment held by one of the action's names.
 const FRAGMENT: u32 = 20;
 /// Most suggestions returned when nothing matches every term.
@@ -204,7 +206,12 @@ pub fn keywords(text: &str) -> KeywordSearch {
                 .count();
             let bonus = NAME_COVERAGE * name_coverage(action, &equivalents)
                 + NAME_TERMS * named as f64 / wanted as f64
-                + ADJACENT_PARTS * in_runs.count() as f64;
+                + ADJACENT_PARTS * in_runs.count() as f64
+                + if analysis.question && ACTIONS[action].read_only {
+                    QUESTION_READS
+                } else {
+                    0.0
+                };
             let terms = (0..wanted).filter(|&t| per_term[t][action] > 0).collect();
             (action, scores[action] + bonus, terms)
         })

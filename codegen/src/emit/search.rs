@@ -252,7 +252,7 @@ fn stopwords_contains(catalog: &Catalog, word: &str) -> bool {
 }
 
 /// The Chinese words a query may be cut into: every Chinese index token, synonym and stop
-/// word, except compounds of the others (`删除群文件` = 删除 + 群 + 文件). A compound in the
+/// word, except compounds of the others that are not synonyms (`删除群文件` = 删除 + 群 + 文件). A compound in the
 /// segmenter's dictionary would swallow text a query means differently (`删除群文件夹` would
 /// become 删除群文件 + 夹), and its parts find the same actions: every Chinese term also
 /// matches as a substring of the actions' text.
@@ -268,9 +268,11 @@ fn cjk_vocabulary(
         .filter(|w| !w.is_empty() && w.chars().all(is_cjk))
         .cloned()
         .collect();
+    // A word of a synonym group stays whole: the group says what it means as one word
+    // (`聊天记录` is history, which 聊天 + 记录 would not find).
     words
         .iter()
-        .filter(|w| !is_compound(w, &words))
+        .filter(|w| synonyms.contains_key(*w) || !is_compound(w, &words))
         .cloned()
         .collect()
 }

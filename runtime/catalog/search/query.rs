@@ -44,7 +44,17 @@ pub struct Query {
     pub ignored: Vec<String>,
     /// Misspelled words and what they were read as (`grup -> group`).
     pub corrected: Vec<String>,
+    /// The query asks a question (`who is muted`, `能发图片吗`): it wants to read something.
+    pub question: bool,
 }
+
+/// Words that make a query a question wherever they stand.
+const QUESTION_WORDS: [&str; 15] = [
+    "who", "what", "which", "whether", "when", "where", "谁", "是谁", "什么", "哪个", "哪些",
+    "多少", "几", "吗", "是否",
+];
+/// Words that make a query a question when they open it (`is the bot online`).
+const QUESTION_OPENERS: [&str; 6] = ["is", "are", "can", "does", "do", "did"];
 
 pub fn analyze(query: &str) -> Query {
     let mut out = Query::default();
@@ -54,6 +64,12 @@ pub fn analyze(query: &str) -> Query {
             Run::Cjk(text) => cjk_run(&text, &mut out),
         }
     }
+    let opener = query.split_whitespace().next().map(str::to_lowercase);
+    out.question = out
+        .ignored
+        .iter()
+        .any(|w| QUESTION_WORDS.contains(&w.as_str()))
+        || opener.is_some_and(|w| QUESTION_OPENERS.contains(&w.as_str()));
     out
 }
 
