@@ -409,4 +409,20 @@ mod tests {
         assert!(synonyms("ban").next().is_some(), "`ban` has synonyms");
         assert_eq!(synonyms("no such word").count(), 0);
     }
+
+    /// Equal scores put read-only actions ahead of writes, whatever their catalog order.
+    #[test]
+    fn read_only_actions_come_first_on_a_tie() {
+        let write = ACTIONS.iter().position(|a| !a.read_only).unwrap();
+        let read = ACTIONS.iter().rposition(|a| a.read_only).unwrap();
+        assert!(
+            read > write,
+            "catalog order alone would put the write first"
+        );
+        let order = ranked(vec![(write, 5.0, vec![]), (read, 5.0, vec![])], &[]);
+        assert_eq!(order[0].action, read);
+        assert_eq!(order[1].action, write);
+        let order = ranked(vec![(write, 6.0, vec![]), (read, 5.0, vec![])], &[]);
+        assert_eq!(order[0].action, write, "a higher score still wins");
+    }
 }

@@ -349,3 +349,23 @@ fn synonym_table(catalog: &Catalog, analyzer: &Analyzer) -> BTreeMap<String, Vec
     }
     table
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compounds_of_other_words_are_recognised() {
+        let words: BTreeSet<String> = ["删除", "群", "文件", "文件夹", "戳"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert!(is_compound("删除群文件", &words));
+        assert!(is_compound("群文件夹", &words));
+        assert!(!is_compound("戳一戳", &words), "一 is no word here");
+        assert!(
+            !is_compound("文件", &words),
+            "a word is not its own compound"
+        );
+    }
+}
