@@ -42,44 +42,40 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
             aliases.push((alias.to_lowercase(), NAME));
             aliases.extend(parts(alias, ALIAS_PART));
         }
-        let mut keywords = Vec::new();
         // The words of a phrase (`chat record`) are indexed without their synonyms: in the
         // phrase `record` means a log, not the voice `record` of the synonym table.
-        let mut phrase_words = Vec::new();
+        let mut keywords = Vec::new();
         for keyword in &action.keywords {
-            keywords.push((analyzer.normalize(keyword), KEYWORD));
-            let words = analyzer.terms(keyword);
-            let target = if keyword.trim().contains(' ') {
-                &mut phrase_words
-            } else {
-                &mut keywords
-            };
-            target.extend(words.into_iter().map(|w| (w, KEYWORD_WORD)));
+            keywords.push((analyzer.normalize(keyword), KEYWORD, true));
+            let expand = !keyword.trim().contains(' ');
+            let words = analyzer.terms(keyword).into_iter();
+            keywords.extend(words.map(|w| (w, KEYWORD_WORD, expand)));
         }
-        let summary: Vec<(String, u8)> = analyzer
+        let summary = analyzer
             .terms(&action.summary)
             .into_iter()
-            .map(|w| (w, SUMMARY_WORD))
-            .collect();
-        let category_tokens = vec![
+            .map(|w| (w, SUMMARY_WORD));
+        let category_tokens = [
             (category.id.clone(), CATEGORY),
             (category.name.clone(), CATEGORY),
         ];
+        let expanded = |source: Vec<(String, u8)>| -> Vec<(String, u8, bool)> {
+            source.into_iter().map(|(t, w)| (t, w, true)).collect()
+        };
         let sources = [
-            (name, true),
-            (aliases, true),
-            (keywords, true),
-            (phrase_words, false),
-            (summary, true),
-            (category_tokens, true),
+            expanded(name),
+            expanded(aliases),
+            keywords,
+            expanded(summary.collect()),
+            expanded(category_tokens.to_vec()),
         ];
-        for (source, expand) in sources {
+        for source in sources {
             let mut best: BTreeMap<String, u8> = BTreeMap::new();
             let mut offer = |token: String, weight: u8| {
                 let slot = best.entry(token).or_insert(0);
                 *slot = (*slot).max(weight);
             };
-            for (token, weight) in source {
+            for (token, weight, expand) in source {
                 if token.is_empty() {
                     continue;
                 }
