@@ -194,19 +194,30 @@ pub fn keywords(text: &str) -> KeywordSearch {
         // Nothing matches every term: the best partial matches become suggestions.
         best_count.max(1)
     };
-    let runs = adjacent_runs(&analysis.terms);
+    let pairs = adjacent_pairs(&analysis.terms);
+    // Per term, the words that name a name part for it: the word and its synonyms (looked
+    // up once here, not once per action).
+    let namings: Vec<Option<Vec<String>>> = analysis
+        .terms
+        .iter()
+        .map(|t| match &t.kind {
+            TermKind::Word(key) => Some(
+                std::iter::once(key.clone())
+                    .chain(synonyms(key).map(str::to_string))
+                    .collect(),
+            ),
+            TermKind::Fragment(_) => None,
+        })
+        .collect();
     let mut scored: Vec<(usize, f64, Vec<usize>)> = (0..ACTIONS.len())
         .filter(|&action| wanted > 0 && counts[action] == keep)
         .map(|action| {
-            let in_runs = runs.iter().filter(|holders| holders.contains(&action));
-            let named = analysis
-                .terms
-                .iter()
-                .filter(|t| names_term(action, t, &per_term, &analysis.terms))
+            let named = (0..wanted)
+                .filter(|&t| names_term(action, namings[t].as_deref(), &per_term[t]))
                 .count();
             let bonus = NAME_COVERAGE * name_coverage(action, &equivalents)
                 + NAME_TERMS * named as f64 / wanted as f64
-                + ADJACENT_PARTS * in_runs.count() as f64
+                + ADJACENT_PARTS * pairs_in_names(action, &pairs) as f64
                 + if analysis.question && ACTIONS[action].read_only {
                     QUESTION_READS
                 } else {
@@ -252,37 +263,41 @@ fn ranked(mut scored: Vec<(usize, f64, Vec<usize>)>, terms: &[String]) -> Vec<Sc
         .collect()
 }
 
-/// For each pair of neighbouring words in the query (`group msg`): the actions with a name
-/// or alias that holds the two as neighbouring parts (send_group_msg).
-fn adjacent_runs(terms: &[Term]) -> Vec<Vec<usize>> {
+/// The pairs of neighbouring words in the query (`group msg`), as normalized words.
+fn adjacent_pairs(terms: &[Term]) -> Vec<[String; 2]> {
     terms
         .windows(2)
         .filter_map(|pair| match (&pair[0].kind, &pair[1].kind) {
             (TermKind::Word(a), TermKind::Word(b)) => Some([a.clone(), b.clone()]),
             _ => None,
         })
-        .map(|pair| {
-            SEQUENCE_ACTIONS
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| query::sequence_contains(*i, &pair))
-                .map(|(_, &action)| usize::from(action))
-                .collect()
-        })
         .collect()
 }
 
-/// Whether the term names one of the action's name parts: a fragment it holds, or a word
-/// (or one of its synonyms) that is a part of its name.
-fn names_term(action: usize, term: &Term, per_term: &[Vec<u32>], terms: &[Term]) -> bool {
-    match &term.kind {
-        TermKind::Fragment(_) => {
-            let t = terms.iter().position(|x| x == term).unwrap_or(0);
-            per_term[t][action] > 0
-        }
-        TermKind::Word(key) => NAME_WORDS
+/// How many of the pairs are neighbouring parts of the action's name or an alias
+/// (`group msg` in send_group_msg).
+fn pairs_in_names(action: usize, pairs: &[[String; 2]]) -> usize {
+    if pairs.is_empty() {
+        return 0;
+    }
+    // SEQUENCE_ACTIONS is in action order: the action's names are one run of it.
+    let start = SEQUENCE_ACTIONS.partition_point(|&a| usize::from(a) < action);
+    let end = SEQUENCE_ACTIONS.partition_point(|&a| usize::from(a) <= action);
+    pairs
+        .iter()
+        .filter(|pair| (start..end).any(|i| query::sequence_contains(i, &pair[..])))
+        .count()
+}
+
+/// Whether the term names one of the action's name parts: a fragment it holds (`namings`
+/// is `None`, and `hits` says), or a word that is, or has a synonym that is, a part of its
+/// name (`namings`).
+fn names_term(action: usize, namings: Option<&[String]>, hits: &[u32]) -> bool {
+    match namings {
+        None => hits[action] > 0,
+        Some(words) => NAME_WORDS
             .get(action)
-            .any(|part| part == key || synonyms(key).any(|s| s == part)),
+            .any(|part| words.iter().any(|w| w == part)),
     }
 }
 

@@ -198,7 +198,8 @@ fn cjk_run(text: &str, out: &mut Query) {
 
 /// The word and, for Chinese, the known words inside it (jieba's search mode).
 pub fn subwords(word: &str) -> Vec<String> {
-    if !word.chars().any(is_cjk) {
+    // A word of one or two characters holds no shorter word worth a segmenter pass.
+    if !word.chars().any(is_cjk) || word.chars().count() < 3 {
         return vec![word.to_string()];
     }
     let mut words: Vec<String> = segmenter()
@@ -245,10 +246,17 @@ pub fn names_contain(parts: &[String]) -> bool {
 
 /// Whether name sequence `i` holds `parts` as a run.
 pub fn sequence_contains(i: usize, parts: &[String]) -> bool {
-    let sequence: Vec<&str> = NAME_SEQUENCES.get(i).collect();
-    sequence
-        .windows(parts.len())
-        .any(|window| window.iter().zip(parts).all(|(a, b)| *a == b))
+    let sequence = NAME_SEQUENCES.get(i);
+    let Some(last_start) = sequence.len().checked_sub(parts.len()) else {
+        return false;
+    };
+    (0..=last_start).any(|start| {
+        sequence
+            .clone()
+            .skip(start)
+            .zip(parts)
+            .all(|(a, b)| a == b.as_str())
+    })
 }
 
 /// `groupmsg` -> group, msg: the fewest name parts (two or more) the word splits into,
