@@ -47,14 +47,8 @@ fn searches(c: &mut Criterion) {
 /// Not a timing: the keyword search's quality on the two query sets, printed with the
 /// benches so each run records it next to the latencies.
 fn quality(_: &mut Criterion) {
-    for (label, set) in [
-        ("development set", search_sets::DEVELOPMENT),
-        ("held-out set", search_sets::HELD_OUT),
-    ] {
-        println!(
-            "{}",
-            search_sets::score(&search_sets::parse(set)).line(label)
-        );
+    for line in search_sets::report() {
+        println!("{line}");
     }
 }
 

@@ -651,13 +651,7 @@ fn main() {
         print([&r.figure, &r.floor, TS, &r.ours, &r.ratio, r.target]);
     }
     // The keyword search's quality (tests/search_sets/), beside its latency rows.
-    for (label, set) in [
-        ("development set", search_sets::DEVELOPMENT),
-        ("held-out set", search_sets::HELD_OUT),
-    ] {
-        println!(
-            "{}",
-            search_sets::score(&search_sets::parse(set)).line(label)
-        );
+    for line in search_sets::report() {
+        println!("{line}");
     }
 }

@@ -11,6 +11,8 @@ use snowluma_mcp::catalog::{ACTIONS, search};
 
 pub const DEVELOPMENT: &str = include_str!("../search_sets/dev.txt");
 pub const HELD_OUT: &str = include_str!("../search_sets/heldout.txt");
+/// Held-out queries that also occur in an earlier query set (one a line).
+pub const HELD_OUT_SEEN: &str = include_str!("../search_sets/heldout_seen.txt");
 
 pub struct Case {
     pub kind: String,
@@ -32,6 +34,29 @@ pub fn parse(set: &str) -> Vec<Case> {
             }
         })
         .collect()
+}
+
+/// The held-out cases that occur in no earlier query set.
+pub fn unseen(cases: Vec<Case>) -> Vec<Case> {
+    let seen: Vec<&str> = HELD_OUT_SEEN
+        .lines()
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
+        .collect();
+    cases
+        .into_iter()
+        .filter(|case| !seen.contains(&case.query.as_str()))
+        .collect()
+}
+
+/// The quality lines the benches print beside their timings: the development set, the
+/// held-out set, and the held-out queries no earlier set holds.
+pub fn report() -> Vec<String> {
+    let held_out = parse(HELD_OUT);
+    vec![
+        score(&parse(DEVELOPMENT)).line("development set"),
+        score(&held_out).line("held-out set"),
+        score(&unseen(held_out)).line("held-out set, unseen queries"),
+    ]
 }
 
 pub struct Score {
