@@ -21,6 +21,7 @@
 
 mod query;
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use super::generated::search_index::{
@@ -187,7 +188,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
     // Stop words do not take part in the AND, but one that is a name part still tells which
     // action is meant (`can` in "can it send voice messages").
     let mut equivalents = query_words(&analysis.terms);
-    equivalents.extend(result.ignored_terms.iter().cloned());
+    equivalents.extend(result.ignored_terms.iter().map(|w| Cow::from(w.as_str())));
     let keep = if wanted > 0 && best_count == wanted {
         wanted
     } else {
@@ -197,15 +198,13 @@ pub fn keywords(text: &str) -> KeywordSearch {
     let pairs = adjacent_pairs(&analysis.terms);
     // Per term, the words that name a name part for it: the word and its synonyms (looked
     // up once here, not once per action).
-    let namings: Vec<Option<Vec<String>>> = analysis
+    let namings: Vec<Option<Vec<&str>>> = analysis
         .terms
         .iter()
         .map(|t| match &t.kind {
-            TermKind::Word(key) => Some(
-                std::iter::once(key.clone())
-                    .chain(synonyms(key).map(str::to_string))
-                    .collect(),
-            ),
+            TermKind::Word(key) => {
+                Some(std::iter::once(key.as_str()).chain(synonyms(key).map(shorter)).collect())
+            }
             TermKind::Fragment(_) => None,
         })
         .collect();
@@ -292,17 +291,22 @@ fn pairs_in_names(action: usize, pairs: &[[String; 2]]) -> usize {
 /// Whether the term names one of the action's name parts: a fragment it holds (`namings`
 /// is `None`, and `hits` says), or a word that is, or has a synonym that is, a part of its
 /// name (`namings`).
-fn names_term(action: usize, namings: Option<&[String]>, hits: &[u32]) -> bool {
+fn names_term(action: usize, namings: Option<&[&str]>, hits: &[u32]) -> bool {
     match namings {
         None => hits[action] > 0,
         Some(words) => NAME_WORDS
             .get(action)
-            .any(|part| words.iter().any(|w| w == part)),
+            .any(|part| words.contains(&part)),
     }
 }
 
+/// A catalog word, as a borrow as short as the query's own words.
+fn shorter<'a>(word: &'static str) -> &'a str {
+    word
+}
+
 /// The other words of the term's synonym groups (none when it has no group).
-fn synonyms(term: &str) -> impl Iterator<Item = &'static str> {
+fn synonyms(term: &str) -> impl Iterator<Item = &'static str> + use<> {
     let group = SYNONYM_WORDS.position(term);
     group.into_iter().flat_map(|i| SYNONYM_GROUPS.get(i))
 }
@@ -337,17 +341,15 @@ fn term_hits(term: &Term) -> Vec<u32> {
 /// The query's words with their synonyms, and the parts of its fragments, for name
 /// coverage. A Chinese word also brings the shorter words inside it (`群待办` -> 群, 待办),
 /// whose synonyms are often name parts (group, todo).
-fn query_words(terms: &[Term]) -> BTreeSet<String> {
+fn query_words(terms: &[Term]) -> BTreeSet<Cow<'_, str>> {
     let mut words = BTreeSet::new();
     for term in terms {
         match &term.kind {
-            TermKind::Word(key) => {
-                for word in query::subwords(key) {
-                    words.extend(synonyms(&word).map(str::to_string));
-                    words.insert(word);
-                }
-            }
-            TermKind::Fragment(parts) => words.extend(parts.iter().cloned()),
+            TermKind::Word(key) => query::subwords(key).each(|word| {
+                words.extend(synonyms(&word).map(|w| Cow::Borrowed(shorter(w))));
+                words.insert(word);
+            }),
+            TermKind::Fragment(parts) => words.extend(parts.iter().map(|p| Cow::from(p.as_str()))),
         }
     }
     words
@@ -356,7 +358,7 @@ fn query_words(terms: &[Term]) -> BTreeSet<String> {
 /// The share of the action's name words that the query names (0.0 to 1.0). The generic
 /// verbs `get` and `set` count only when the query names them, so `群 禁言` covers all of
 /// `set_group_ban` but not all of `set_group_whole_ban`.
-fn name_coverage(action: usize, words: &BTreeSet<String>) -> f64 {
+fn name_coverage(action: usize, words: &BTreeSet<Cow<'_, str>>) -> f64 {
     let (mut named, mut total) = (0usize, 0usize);
     for part in NAME_WORDS.get(action) {
         let is_named = words.contains(part);

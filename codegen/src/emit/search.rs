@@ -105,6 +105,13 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         .collect();
     let cjk_count = Literal::usize_unsuffixed(vocabulary.len());
     let cjk_total = Literal::u64_unsuffixed(analyzer.total_frequency());
+    // What the runtime's segmenter finds inside each vocabulary word, worked out here with
+    // the same dictionary, so ranking a query needs no segmenter pass per term.
+    let query_segmenter = analyze::QuerySegmenter::new(
+        vocabulary.iter().map(|w| (w.as_str(), analyzer.frequency(w))),
+        analyzer.total_frequency(),
+    );
+    let cjk_subwords = str_lists(vocabulary.iter().map(|w| query_segmenter.subwords(w)));
     let cjk_words = strs(vocabulary);
 
     let token_words = strs(index.keys().cloned());
@@ -230,6 +237,10 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
 
         /// Per word of [`CJK_WORDS`]: jieba's frequency for it at build time.
         pub static CJK_FREQS: [u32; #cjk_count] = [#(#cjk_freqs),*];
+
+        /// Per word of [`CJK_WORDS`]: the words the query segmenter finds inside it (jieba's
+        /// search mode), the word itself last if the segmenter does not give it.
+        pub static CJK_SUBWORDS: StrLists = #cjk_subwords;
 
         /// The total of jieba's dictionary at build time: with it, a word's frequency gives
         /// the same probability at run time as at build time.

@@ -6,13 +6,14 @@
 //! frequencies jieba's full dictionary gave those words at build time), so the full
 //! dictionary is never loaded; the segmenter is built once, on the first Chinese query.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use super::super::generated::search_index::{
-    CJK_FREQS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES, SPELLING, STOPWORDS,
+    CJK_FREQS, CJK_SUBWORDS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES, SPELLING, STOPWORDS,
     TOKEN_HITS, TOKENS,
 };
 use crate::catalog::facade::Strs;
@@ -196,11 +197,16 @@ fn cjk_run(text: &str, out: &mut Query) {
     }
 }
 
-/// The word and, for Chinese, the known words inside it (jieba's search mode).
-pub fn subwords(word: &str) -> Vec<String> {
+/// The word and, for Chinese, the known words inside it (jieba's search mode). For a word
+/// of the vocabulary the codegen wrote them down ([`CJK_SUBWORDS`]); only other text is cut
+/// here.
+pub fn subwords(word: &str) -> Subwords<'_> {
     // A word of one or two characters holds no shorter word worth a segmenter pass.
     if !word.chars().any(is_cjk) || word.chars().count() < 3 {
-        return vec![word.to_string()];
+        return Subwords::Itself(word);
+    }
+    if let Some(i) = CJK_WORDS.position(word) {
+        return Subwords::Known(i);
     }
     let mut words: Vec<String> = segmenter()
         .cut_for_search(word, false)
@@ -210,7 +216,24 @@ pub fn subwords(word: &str) -> Vec<String> {
     if !words.iter().any(|w| w == word) {
         words.push(word.to_string());
     }
-    words
+    Subwords::Cut(words)
+}
+
+/// What [`subwords`] found: borrowed wherever it can be.
+pub enum Subwords<'a> {
+    Itself(&'a str),
+    Known(usize),
+    Cut(Vec<String>),
+}
+
+impl<'a> Subwords<'a> {
+    pub fn each(self, mut f: impl FnMut(Cow<'a, str>)) {
+        match self {
+            Subwords::Itself(word) => f(Cow::Borrowed(word)),
+            Subwords::Known(i) => CJK_SUBWORDS.get(i).for_each(|w| f(Cow::Borrowed(w))),
+            Subwords::Cut(words) => words.into_iter().for_each(|w| f(Cow::Owned(w))),
+        }
+    }
 }
 
 /// Whether some action's Chinese text contains the word.

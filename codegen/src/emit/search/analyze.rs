@@ -123,6 +123,49 @@ impl Analyzer {
     }
 }
 
+/// jieba over the query vocabulary only, weighted as in the full dictionary: the segmenter
+/// the runtime builds (runtime/catalog/search/query.rs), so what it finds inside a word can
+/// be written into the index.
+pub struct QuerySegmenter {
+    jieba: Jieba,
+}
+
+/// A private-use character: never part of a Chinese run (the runtime uses the same one).
+const UNREACHABLE_WORD: &str = "\u{E000}";
+
+impl QuerySegmenter {
+    pub fn new<'a>(words: impl Iterator<Item = (&'a str, usize)>, total: u64) -> Self {
+        let mut jieba = Jieba::empty();
+        let mut sum = 0u64;
+        for (word, freq) in words {
+            let freq = u32::try_from(freq).unwrap_or(u32::MAX);
+            jieba.add_word(word, Some(freq as usize), None);
+            sum += u64::from(freq);
+        }
+        let rest = total.saturating_sub(sum);
+        jieba.add_word(UNREACHABLE_WORD, Some(rest as usize), None);
+        QuerySegmenter { jieba }
+    }
+
+    /// The word and the known words inside it (jieba's search mode), as the runtime's
+    /// `subwords` gives them.
+    pub fn subwords(&self, word: &str) -> Vec<String> {
+        if word.chars().count() < 3 {
+            return vec![word.to_string()];
+        }
+        let mut words: Vec<String> = self
+            .jieba
+            .cut_for_search(word, false)
+            .into_iter()
+            .map(|piece| piece.word.to_string())
+            .collect();
+        if !words.iter().any(|w| w == word) {
+            words.push(word.to_string());
+        }
+        words
+    }
+}
+
 /// The parts of an action name or alias (`.send_packet` -> send, packet), lower-cased.
 pub fn name_parts(name: &str) -> Vec<String> {
     name.to_lowercase()
