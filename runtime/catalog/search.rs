@@ -130,7 +130,7 @@ const NAME_TERMS: f64 = 30.0;
 /// name or an alias.
 const ADJACENT_PARTS: f64 = 30.0;
 /// Bonus for a read-only action when the query asks a question.
-const QUESTION_READS: f64 = 25.0;
+const QUESTION_READS: f64 = 40.0;
 /// Weight of a name fragment held by one of the action's names.
 const FRAGMENT: u32 = 20;
 /// Most suggestions returned when nothing matches every term.
