@@ -19,15 +19,14 @@
 //! suggestions marked partial, never mixed into the results. A query of nothing but stop
 //! words falls back to the substring search.
 
+mod names;
 mod query;
 
-use std::borrow::Cow;
-use std::collections::BTreeSet;
-
 use super::generated::search_index::{
-    CJK_TEXT, IDF, NAME_WORDS, SEQUENCE_ACTIONS, SUBSTRING_TEXT, SYNONYM_GROUPS, SYNONYM_WORDS,
+    CJK_TEXT, IDF, SEQUENCE_ACTIONS, SUBSTRING_TEXT,
 };
 use super::{ACTIONS, CompactEntry, Filter, resolve};
+use names::NameMatches;
 use query::{Term, TermKind};
 use serde::Serialize;
 
@@ -122,8 +121,6 @@ const EXACT: f64 = 10_000.0;
 const CJK_SUBSTRING: u32 = 4;
 /// Bonus for an action whose name words are all covered by the query.
 const NAME_COVERAGE: f64 = 40.0;
-/// Name parts that say little about what an action is for.
-const GENERIC_PARTS: [&str; 3] = ["get", "set", "nc"];
 /// Bonus for an action whose name parts the query's terms name, scaled by their share.
 const NAME_TERMS: f64 = 30.0;
 /// Bonus per pair of neighbouring query words that are neighbouring parts of the action's
@@ -185,10 +182,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
         }
     }
     let best_count = counts.iter().copied().max().unwrap_or(0);
-    // Stop words do not take part in the AND, but one that is a name part still tells which
-    // action is meant (`can` in "can it send voice messages").
-    let mut equivalents = query_words(&analysis.terms);
-    equivalents.extend(result.ignored_terms.iter().map(|w| Cow::from(w.as_str())));
+    let names = NameMatches::new(&analysis.terms, &result.ignored_terms);
     let keep = if wanted > 0 && best_count == wanted {
         wanted
     } else {
@@ -196,25 +190,19 @@ pub fn keywords(text: &str) -> KeywordSearch {
         best_count.max(1)
     };
     let pairs = adjacent_pairs(&analysis.terms);
-    // Per term, the words that name a name part for it: the word and its synonyms (looked
-    // up once here, not once per action).
-    let namings: Vec<Option<Vec<&str>>> = analysis
-        .terms
-        .iter()
-        .map(|t| match &t.kind {
-            TermKind::Word(key) => {
-                Some(std::iter::once(key.as_str()).chain(synonyms(key).map(shorter)).collect())
-            }
-            TermKind::Fragment(_) => None,
-        })
+    // Fragment terms name the parts they hold.
+    let fragments: Vec<usize> = (0..wanted)
+        .filter(|&t| matches!(analysis.terms[t].kind, TermKind::Fragment(_)))
         .collect();
     let mut scored: Vec<(usize, f64, Vec<usize>)> = (0..ACTIONS.len())
         .filter(|&action| wanted > 0 && counts[action] == keep)
         .map(|action| {
-            let named = (0..wanted)
-                .filter(|&t| names_term(action, namings[t].as_deref(), &per_term[t]))
-                .count();
-            let bonus = NAME_COVERAGE * name_coverage(action, &equivalents)
+            let named = names.named_terms(action)
+                + fragments
+                    .iter()
+                    .filter(|&&t| per_term[t][action] > 0)
+                    .count();
+            let bonus = NAME_COVERAGE * names.coverage(action)
                 + NAME_TERMS * named as f64 / wanted as f64
                 + ADJACENT_PARTS * pairs_in_names(action, &pairs) as f64
                 + if analysis.question && ACTIONS[action].read_only {
@@ -288,29 +276,6 @@ fn pairs_in_names(action: usize, pairs: &[[String; 2]]) -> usize {
         .count()
 }
 
-/// Whether the term names one of the action's name parts: a fragment it holds (`namings`
-/// is `None`, and `hits` says), or a word that is, or has a synonym that is, a part of its
-/// name (`namings`).
-fn names_term(action: usize, namings: Option<&[&str]>, hits: &[u32]) -> bool {
-    match namings {
-        None => hits[action] > 0,
-        Some(words) => NAME_WORDS
-            .get(action)
-            .any(|part| words.contains(&part)),
-    }
-}
-
-/// A catalog word, as a borrow as short as the query's own words.
-fn shorter<'a>(word: &'static str) -> &'a str {
-    word
-}
-
-/// The other words of the term's synonym groups (none when it has no group).
-fn synonyms(term: &str) -> impl Iterator<Item = &'static str> + use<> {
-    let group = SYNONYM_WORDS.position(term);
-    group.into_iter().flat_map(|i| SYNONYM_GROUPS.get(i))
-}
-
 /// Every action's weight for one term (0 where the term does not match), by action index.
 fn term_hits(term: &Term) -> Vec<u32> {
     let mut hits = vec![0; ACTIONS.len()];
@@ -338,44 +303,12 @@ fn term_hits(term: &Term) -> Vec<u32> {
     hits
 }
 
-/// The query's words with their synonyms, and the parts of its fragments, for name
-/// coverage. A Chinese word also brings the shorter words inside it (`群待办` -> 群, 待办),
-/// whose synonyms are often name parts (group, todo).
-fn query_words(terms: &[Term]) -> BTreeSet<Cow<'_, str>> {
-    let mut words = BTreeSet::new();
-    for term in terms {
-        match &term.kind {
-            TermKind::Word(key) => query::subwords(key).each(|word| {
-                words.extend(synonyms(&word).map(|w| Cow::Borrowed(shorter(w))));
-                words.insert(word);
-            }),
-            TermKind::Fragment(parts) => words.extend(parts.iter().map(|p| Cow::from(p.as_str()))),
-        }
-    }
-    words
-}
-
-/// The share of the action's name words that the query names (0.0 to 1.0). The generic
-/// verbs `get` and `set` count only when the query names them, so `群 禁言` covers all of
-/// `set_group_ban` but not all of `set_group_whole_ban`.
-fn name_coverage(action: usize, words: &BTreeSet<Cow<'_, str>>) -> f64 {
-    let (mut named, mut total) = (0usize, 0usize);
-    for part in NAME_WORDS.get(action) {
-        let is_named = words.contains(part);
-        if is_named || !GENERIC_PARTS.contains(&part) {
-            total += 1;
-        }
-        named += usize::from(is_named);
-    }
-    if total == 0 {
-        return 0.0;
-    }
-    named as f64 / total as f64
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::generated::search_index::{STOPWORDS, TOKEN_HITS, TOKENS};
+    use super::super::generated::search_index::{
+        NAME_WORDS, STOPWORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKEN_HITS, TOKENS,
+    };
+    use super::names::synonyms;
     use super::query::token;
     use super::*;
 

@@ -145,7 +145,27 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
             .map(|p| analyzer.normalize(p))
             .collect()
     };
-    let name_words = str_lists(catalog.actions.iter().map(|a| normalized_parts(&a.name)));
+    let action_parts: Vec<Vec<String>> = catalog
+        .actions
+        .iter()
+        .map(|a| normalized_parts(&a.name))
+        .collect();
+    let name_masks = name_masks(&index, &synonyms, &query_segmenter, &action_parts);
+    let token_name_masks = lists(name_masks.iter().map(|masks| {
+        masks
+            .iter()
+            .map(|(action, names, covers)| {
+                let action = Literal::u16_unsuffixed(*action as u16);
+                let names = Literal::u16_unsuffixed(*names);
+                let covers = Literal::u16_unsuffixed(*covers);
+                quote!((#action, #names, #covers))
+            })
+            .collect()
+    }));
+    let generic_masks = action_parts.iter().map(|parts| {
+        Literal::u16_unsuffixed(part_mask(parts, |p| GENERIC_PARTS.contains(&p)))
+    });
+    let name_words = str_lists(action_parts.iter().cloned());
     let (sequences, sequence_actions): (Vec<Vec<String>>, Vec<Literal>) = catalog
         .actions
         .iter()
@@ -181,6 +201,7 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     let name_part_words = strs(raw_parts);
     let spelling_words = strs(spelling);
     let action_count = catalog.actions.len();
+    let action_count_literal = Literal::usize_unsuffixed(action_count);
     let idf_slots = action_count + 1;
     // The runtime's ranking weight of a term that `hits` actions match: computed here so
     // the server needs no libm (`ln`) and loads one shared library less at start-up.
@@ -217,6 +238,15 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// Per action: the normalized parts of its name (`set_group_ban` -> set, group, ban).
         pub static NAME_WORDS: StrLists = #name_words;
 
+        /// Per token (in [`TOKENS`] order): (action index, the parts of the action's name the
+        /// token or a synonym of it is, the parts it or the words inside it or their synonyms
+        /// are), as bit masks over [`NAME_WORDS`], for the actions where either is not empty.
+        pub static TOKEN_NAME_MASKS: Lists<(u16, u16, u16)> = #token_name_masks;
+
+        /// Per action: its name parts that say little on their own (`get`, `set`, `nc`), as a
+        /// bit mask over [`NAME_WORDS`].
+        pub static GENERIC_PART_MASKS: [u16; #action_count_literal] = [#(#generic_masks),*];
+
         /// Every name and alias as its normalized parts, for name fragments (`group_msg`).
         pub static NAME_SEQUENCES: StrLists = #name_sequences;
 
@@ -249,6 +279,61 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// By how many actions a term matches: its weight, ln(1 + actions / matches).
         pub static IDF: [f64; #idf_slots] = [#(#idf),*];
     }
+}
+
+/// Name parts that say little about what an action is for: they count towards a name's
+/// coverage only when the query names them.
+const GENERIC_PARTS: [&str; 3] = ["get", "set", "nc"];
+
+/// The bits of the parts that pass `test` (part i is bit i).
+fn part_mask(parts: &[String], test: impl Fn(&str) -> bool) -> u16 {
+    assert!(parts.len() <= 16, "an action name has at most 16 parts");
+    parts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| test(p))
+        .fold(0, |mask, (i, _)| mask | 1 << i)
+}
+
+/// Per token (in index order): for each action whose name it touches, (action, the parts the
+/// token or one of its synonyms is, the parts the words inside it or their synonyms are). The
+/// runtime ranks with these instead of comparing words with name parts per action.
+fn name_masks(
+    index: &BTreeMap<String, BTreeMap<usize, u8>>,
+    synonyms: &BTreeMap<String, Vec<String>>,
+    segmenter: &analyze::QuerySegmenter,
+    action_parts: &[Vec<String>],
+) -> Vec<Vec<(usize, u16, u16)>> {
+    let with_synonyms = |word: &str, into: &mut BTreeSet<String>| {
+        into.insert(word.to_string());
+        into.extend(synonyms.get(word).into_iter().flatten().cloned());
+    };
+    index
+        .keys()
+        .map(|token| {
+            let mut names = BTreeSet::new();
+            with_synonyms(token, &mut names);
+            let mut covers = BTreeSet::new();
+            let inside = if token.chars().any(is_cjk) {
+                segmenter.subwords(token)
+            } else {
+                vec![token.clone()]
+            };
+            for word in &inside {
+                with_synonyms(word, &mut covers);
+            }
+            action_parts
+                .iter()
+                .enumerate()
+                .map(|(action, parts)| {
+                    let named = part_mask(parts, |p| names.contains(p));
+                    let covered = part_mask(parts, |p| covers.contains(p));
+                    (action, named, covered)
+                })
+                .filter(|(_, named, covered)| named | covered != 0)
+                .collect()
+        })
+        .collect()
 }
 
 fn stopwords_contains(catalog: &Catalog, word: &str) -> bool {
