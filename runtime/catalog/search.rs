@@ -23,7 +23,7 @@ mod names;
 mod query;
 
 use super::generated::search_index::{
-    CJK_TEXT, IDF, SEQUENCE_ACTIONS, SUBSTRING_TEXT,
+    ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_TEXT, IDF, SEQUENCE_ACTIONS, SUBSTRING_TEXT,
 };
 use super::{ACTIONS, CompactEntry, Filter, resolve};
 use names::NameMatches;
@@ -189,7 +189,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
         // Nothing matches every term: the best partial matches become suggestions.
         best_count.max(1)
     };
-    let pairs = adjacent_pairs(&analysis.terms);
+    let pairs = pairs_in_names(&analysis.terms);
     // Fragment terms name the parts they hold.
     let fragments: Vec<usize> = (0..wanted)
         .filter(|&t| matches!(analysis.terms[t].kind, TermKind::Fragment(_)))
@@ -204,7 +204,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
                     .count();
             let bonus = NAME_COVERAGE * names.coverage(action)
                 + NAME_TERMS * named as f64 / wanted as f64
-                + ADJACENT_PARTS * pairs_in_names(action, &pairs) as f64
+                + ADJACENT_PARTS * f64::from(pairs[action])
                 + if analysis.question && ACTIONS[action].read_only {
                     QUESTION_READS
                 } else {
@@ -250,30 +250,26 @@ fn ranked(mut scored: Vec<(usize, f64, Vec<usize>)>, terms: &[String]) -> Vec<Sc
         .collect()
 }
 
-/// The pairs of neighbouring words in the query (`group msg`), as normalized words.
-fn adjacent_pairs(terms: &[Term]) -> Vec<[String; 2]> {
-    terms
-        .windows(2)
-        .filter_map(|pair| match (&pair[0].kind, &pair[1].kind) {
-            (TermKind::Word(a), TermKind::Word(b)) => Some([a.clone(), b.clone()]),
-            _ => None,
-        })
-        .collect()
-}
-
-/// How many of the pairs are neighbouring parts of the action's name or an alias
-/// (`group msg` in send_group_msg).
-fn pairs_in_names(action: usize, pairs: &[[String; 2]]) -> usize {
-    if pairs.is_empty() {
-        return 0;
+/// Per action: how many pairs of neighbouring query words (`group msg`) are neighbouring
+/// parts of its name or an alias (send_group_msg).
+fn pairs_in_names(terms: &[Term]) -> Vec<u8> {
+    let mut counts = vec![0u8; ACTIONS.len()];
+    let mut key = String::new();
+    for pair in terms.windows(2) {
+        let (TermKind::Word(a), TermKind::Word(b)) = (&pair[0].kind, &pair[1].kind) else {
+            continue;
+        };
+        key.clear();
+        key.push_str(a);
+        key.push(' ');
+        key.push_str(b);
+        if let Some(i) = ADJACENT_PAIRS.position(&key) {
+            for &action in ADJACENT_PAIR_ACTIONS.get(i) {
+                counts[usize::from(action)] += 1;
+            }
+        }
     }
-    // SEQUENCE_ACTIONS is in action order: the action's names are one run of it.
-    let start = SEQUENCE_ACTIONS.partition_point(|&a| usize::from(a) < action);
-    let end = SEQUENCE_ACTIONS.partition_point(|&a| usize::from(a) <= action);
-    pairs
-        .iter()
-        .filter(|pair| (start..end).any(|i| query::sequence_contains(i, &pair[..])))
-        .count()
+    counts
 }
 
 /// Every action's weight for one term (0 where the term does not match), by action index.

@@ -8,7 +8,7 @@ mod analyze;
 use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use quote::{ToTokens, quote};
 
 use crate::ir::Catalog;
 use analyze::{Analyzer, is_cjk, name_parts};
@@ -178,6 +178,23 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         .map(|(i, n)| (normalized_parts(n), Literal::u16_unsuffixed(i as u16)))
         .unzip();
     let sequence_count = Literal::usize_unsuffixed(sequence_actions.len());
+    // "a b" -> the actions with parts a and b side by side in their name or an alias.
+    let mut adjacent: BTreeMap<String, BTreeSet<u16>> = BTreeMap::new();
+    for (i, a) in catalog.actions.iter().enumerate() {
+        for name in std::iter::once(&a.name).chain(&a.aliases) {
+            for pair in normalized_parts(name).windows(2) {
+                let key = format!("{} {}", pair[0], pair[1]);
+                adjacent.entry(key).or_default().insert(i as u16);
+            }
+        }
+    }
+    let adjacent_pairs = strs(adjacent.keys().cloned());
+    let adjacent_pair_actions = lists(adjacent.values().map(|actions| {
+        actions
+            .iter()
+            .map(|a| Literal::u16_unsuffixed(*a).into_token_stream())
+            .collect()
+    }));
     let name_sequences = str_lists(sequences);
     let raw_parts: BTreeSet<String> = catalog
         .actions
@@ -198,6 +215,21 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         .flat_map(|text| Analyzer::surface_words(&text.replace(['_', '.'], " ")))
         .filter(|w| !stopwords_contains(catalog, w))
         .collect();
+    // Every English word the catalog writes, and the stop words, with the stem the index
+    // uses: the runtime looks a query word up here before running the stemmer.
+    let stem_table: BTreeMap<String, String> = spelling
+        .iter()
+        .chain(&raw_parts)
+        .chain(catalog.stopwords.iter())
+        .map(|w| w.to_lowercase())
+        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphabetic()))
+        .map(|w| {
+            let stem = analyzer.normalize(&w);
+            (w, stem)
+        })
+        .collect();
+    let stem_words = strs(stem_table.keys().cloned());
+    let stems = strs(stem_table.values().cloned());
     let name_part_words = strs(raw_parts);
     let spelling_words = strs(spelling);
     let action_count = catalog.actions.len();
@@ -250,12 +282,26 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// Every name and alias as its normalized parts, for name fragments (`group_msg`).
         pub static NAME_SEQUENCES: StrLists = #name_sequences;
 
+        /// Neighbouring name parts as `"a b"` (normalized), sorted by bytes.
+        pub static ADJACENT_PAIRS: Strs = #adjacent_pairs;
+
+        /// Per entry of [`ADJACENT_PAIRS`]: the actions whose name or an alias holds the
+        /// pair, by action index.
+        pub static ADJACENT_PAIR_ACTIONS: Lists<u16> = #adjacent_pair_actions;
+
         /// Per entry of [`NAME_SEQUENCES`]: the action it names.
         pub static SEQUENCE_ACTIONS: [u16; #sequence_count] = [#(#sequence_actions),*];
 
         /// The parts of every name and alias as written, sorted: run-together queries
         /// (`groupmsg`) are split into these.
         pub static NAME_PARTS: Strs = #name_part_words;
+
+        /// English words as written (the catalog's words, name parts and stop words), sorted
+        /// by bytes.
+        pub static STEM_WORDS: Strs = #stem_words;
+
+        /// Per word of [`STEM_WORDS`]: its Snowball stem, the form the index uses.
+        pub static STEMS: Strs = #stems;
 
         /// The catalog's English words as written (three letters or more, no stop words),
         /// sorted: a query word that matches nothing is corrected to the nearest of these.

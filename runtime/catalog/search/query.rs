@@ -13,7 +13,7 @@ use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use super::super::generated::search_index::{
-    CJK_FREQS, CJK_SUBWORDS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES, SPELLING, STOPWORDS,
+    CJK_FREQS, CJK_SUBWORDS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, STEM_WORDS, STEMS, NAME_PARTS, NAME_SEQUENCES, SPELLING, STOPWORDS,
     TOKEN_HITS, TOKENS,
 };
 use crate::catalog::facade::Strs;
@@ -61,8 +61,8 @@ pub fn analyze(query: &str) -> Query {
     let mut out = Query::default();
     for run in runs(&query.to_lowercase()) {
         match run {
-            Run::Ascii(text) => ascii_run(&text, &mut out),
-            Run::Cjk(text) => cjk_run(&text, &mut out),
+            Run::Ascii(text) => ascii_run(text, &mut out),
+            Run::Cjk(text) => cjk_run(text, &mut out),
         }
     }
     let opener = query.split_whitespace().next().map(str::to_lowercase);
@@ -82,7 +82,12 @@ pub fn token(word: &str) -> Option<&'static [(u16, u8)]> {
 /// The form the index uses: the English stem of an alphabetic word, anything else as is.
 pub fn normalize(word: &str) -> String {
     if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphabetic()) {
-        Stemmer::create(Algorithm::English).stem(word).into_owned()
+        // The catalog's own words were stemmed at build time; only other words need the
+        // stemmer.
+        match STEM_WORDS.position(word) {
+            Some(i) => STEMS.get(i).to_string(),
+            None => Stemmer::create(Algorithm::English).stem(word).into_owned(),
+        }
     } else {
         word.to_string()
     }
@@ -93,6 +98,10 @@ fn is_stopword(word: &str) -> bool {
 }
 
 fn ascii_run(text: &str, out: &mut Query) {
+    if !text.contains('_') {
+        ascii_word(text, out);
+        return;
+    }
     let parts: Vec<&str> = text.split('_').filter(|p| !p.is_empty()).collect();
     match parts.as_slice() {
         [] => {}
@@ -363,40 +372,39 @@ fn same_letters(a: &str, b: &str) -> bool {
     a == b
 }
 
-enum Run {
-    Ascii(String),
-    Cjk(String),
+enum Run<'a> {
+    Ascii(&'a str),
+    Cjk(&'a str),
 }
 
 /// The query cut into runs of ASCII letters, digits and `_`, and runs of Chinese characters;
 /// anything else separates them.
-fn runs(text: &str) -> Vec<Run> {
+fn runs<'a>(text: &'a str) -> Vec<Run<'a>> {
     let mut out = Vec::new();
-    let mut current = String::new();
-    let mut current_is_cjk = false;
-    let flush = |current: &mut String, is_cjk: bool, out: &mut Vec<Run>| {
-        if !current.is_empty() {
-            let run = std::mem::take(current);
-            out.push(if is_cjk {
-                Run::Cjk(run)
-            } else {
-                Run::Ascii(run)
-            });
+    // The current run: where it starts and whether it is Chinese.
+    let mut current: Option<(usize, bool)> = None;
+    let flush = |current: &mut Option<(usize, bool)>, end: usize, out: &mut Vec<Run<'a>>| {
+        if let Some((start, cjk)) = current.take() {
+            let run = &text[start..end];
+            out.push(if cjk { Run::Cjk(run) } else { Run::Ascii(run) });
         }
     };
-    for c in text.chars() {
+    for (at, c) in text.char_indices() {
         let cjk = is_cjk(c);
         if c.is_ascii_alphanumeric() || c == '_' || cjk {
-            if !current.is_empty() && cjk != current_is_cjk {
-                flush(&mut current, current_is_cjk, &mut out);
+            match current {
+                Some((_, kind)) if kind == cjk => {}
+                Some(_) => {
+                    flush(&mut current, at, &mut out);
+                    current = Some((at, cjk));
+                }
+                None => current = Some((at, cjk)),
             }
-            current_is_cjk = cjk;
-            current.push(c);
         } else {
-            flush(&mut current, current_is_cjk, &mut out);
+            flush(&mut current, at, &mut out);
         }
     }
-    flush(&mut current, current_is_cjk, &mut out);
+    flush(&mut current, text.len(), &mut out);
     out
 }
 
