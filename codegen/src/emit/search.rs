@@ -108,7 +108,9 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     // What the runtime's segmenter finds inside each vocabulary word, worked out here with
     // the same dictionary, so ranking a query needs no segmenter pass per term.
     let query_segmenter = analyze::QuerySegmenter::new(
-        vocabulary.iter().map(|w| (w.as_str(), analyzer.frequency(w))),
+        vocabulary
+            .iter()
+            .map(|w| (w.as_str(), analyzer.frequency(w))),
         analyzer.total_frequency(),
     );
     let cjk_subwords = str_lists(vocabulary.iter().map(|w| query_segmenter.subwords(w)));
@@ -162,9 +164,9 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
             })
             .collect()
     }));
-    let generic_masks = action_parts.iter().map(|parts| {
-        Literal::u16_unsuffixed(part_mask(parts, |p| GENERIC_PARTS.contains(&p)))
-    });
+    let generic_masks = action_parts
+        .iter()
+        .map(|parts| Literal::u16_unsuffixed(part_mask(parts, |p| GENERIC_PARTS.contains(&p))));
     let name_words = str_lists(action_parts.iter().cloned());
     let (sequences, sequence_actions): (Vec<Vec<String>>, Vec<Literal>) = catalog
         .actions

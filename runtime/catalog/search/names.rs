@@ -5,10 +5,10 @@
 
 use std::borrow::Cow;
 
+use super::super::ACTIONS;
 use super::super::generated::search_index::{
     GENERIC_PART_MASKS, NAME_WORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKEN_NAME_MASKS, TOKENS,
 };
-use super::super::ACTIONS;
 use super::query::{self, Term, TermKind};
 
 /// Per action: how many terms name a part of its name, and which parts the query covers.

@@ -13,8 +13,8 @@ use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use super::super::generated::search_index::{
-    CJK_FREQS, CJK_SUBWORDS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, STEM_WORDS, STEMS, NAME_PARTS, NAME_SEQUENCES, SPELLING, STOPWORDS,
-    TOKEN_HITS, TOKENS,
+    CJK_FREQS, CJK_SUBWORDS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES, SPELLING,
+    STEM_WORDS, STEMS, STOPWORDS, TOKEN_HITS, TOKENS,
 };
 use crate::catalog::facade::Strs;
 
@@ -186,8 +186,19 @@ fn cjk_run(text: &str, out: &mut Query) {
         }
         leftover.clear();
     };
-    for piece in segmenter().cut(text, false) {
-        let word = piece.word;
+    // A run that is one vocabulary word (`禁言`) or one character (`群`) is what jieba would
+    // give back whole: no segmenter is built or run for it.
+    let whole = text.chars().nth(1).is_none() || CJK_WORDS.position(text).is_some();
+    let pieces: Vec<&str> = if whole {
+        vec![text]
+    } else {
+        segmenter()
+            .cut(text, false)
+            .into_iter()
+            .map(|piece| piece.word)
+            .collect()
+    };
+    for word in pieces {
         if is_stopword(word) {
             flush(&mut leftover, out);
             out.ignored.push(word.to_string());
@@ -410,4 +421,24 @@ fn runs<'a>(text: &'a str) -> Vec<Run<'a>> {
 
 pub fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cjk_run` skips the segmenter for a run that is one vocabulary word, which is only
+    /// right if the segmenter gives every such word back whole.
+    #[test]
+    fn the_segmenter_keeps_every_vocabulary_word_whole() {
+        let split: Vec<(&str, Vec<&str>)> = CJK_WORDS
+            .iter()
+            .map(|word| {
+                let pieces = segmenter().cut(word, false).into_iter().map(|p| p.word);
+                (word, pieces.collect::<Vec<_>>())
+            })
+            .filter(|(word, pieces)| pieces.as_slice() != [*word])
+            .collect();
+        assert!(split.is_empty(), "{split:?}");
+    }
 }
