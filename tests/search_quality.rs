@@ -133,8 +133,14 @@ fn the_held_out_set_is_scored_apart_and_shares_no_query() {
         .lines()
         .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
         .count();
-    assert_eq!(seen, listed, "every query of heldout_seen.txt is a held-out query");
-    println!("{}", search_sets::score(&unseen).line("held-out set, unseen queries"));
+    assert_eq!(
+        seen, listed,
+        "every query of heldout_seen.txt is a held-out query"
+    );
+    println!(
+        "{}",
+        search_sets::score(&unseen).line("held-out set, unseen queries")
+    );
     assert!(
         score.top1 >= HELD_OUT_SET_TOP1 && score.top3 >= HELD_OUT_SET_TOP3,
         "{}",
