@@ -46,6 +46,9 @@ mod direct_http;
 #[path = "support/peer.rs"]
 mod peer;
 
+#[path = "../tests/support/search_sets.rs"]
+mod search_sets;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -646,5 +649,9 @@ fn main() {
     println!("|-{}-|", rule.join("-|-"));
     for r in &rows {
         print([&r.figure, &r.floor, TS, &r.ours, &r.ratio, r.target]);
+    }
+    // The keyword search's quality (tests/search_sets/), beside its latency rows.
+    for line in search_sets::report() {
+        println!("{line}");
     }
 }

@@ -101,7 +101,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (3123u32, 4448u32),
+        contract: (3123u32, 4466u32),
         check: super::params::check_can_send_record,
     },
     ActionMeta {
@@ -114,7 +114,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (4450u32, 6122u32),
+        contract: (4468u32, 6170u32),
         check: super::params::check_get_login_info,
     },
     ActionMeta {
@@ -127,7 +127,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (6124u32, 7959u32),
+        contract: (6172u32, 8007u32),
         check: super::params::check_get_status,
     },
     ActionMeta {
@@ -140,7 +140,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (7961u32, 9935u32),
+        contract: (8009u32, 9983u32),
         check: super::params::check_get_version_info,
     },
     ActionMeta {
@@ -153,7 +153,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["context", "operation"],
-        contract: (9937u32, 14315u32),
+        contract: (9985u32, 14363u32),
         check: super::params::check_dot_handle_quick_operation,
     },
     ActionMeta {
@@ -166,7 +166,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (14317u32, 16691u32),
+        contract: (14365u32, 16771u32),
         check: super::params::check_delete_msg,
     },
     ActionMeta {
@@ -179,7 +179,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (16693u32, 23157u32),
+        contract: (16773u32, 23237u32),
         check: super::params::check_get_msg,
     },
     ActionMeta {
@@ -192,7 +192,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id", "message"],
-        contract: (23159u32, 27424u32),
+        contract: (23239u32, 27534u32),
         check: super::params::check_send_group_msg,
     },
     ActionMeta {
@@ -205,7 +205,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message"],
-        contract: (27426u32, 34018u32),
+        contract: (27536u32, 34128u32),
         check: super::params::check_send_msg,
     },
     ActionMeta {
@@ -218,7 +218,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id", "message"],
-        contract: (34020u32, 38712u32),
+        contract: (34130u32, 38844u32),
         check: super::params::check_send_private_msg,
     },
     ActionMeta {
@@ -231,7 +231,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (38714u32, 40969u32),
+        contract: (38846u32, 41101u32),
         check: super::params::check_delete_friend,
     },
     ActionMeta {
@@ -244,7 +244,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (40971u32, 42715u32),
+        contract: (41103u32, 42847u32),
         check: super::params::check_get_friend_list,
     },
     ActionMeta {
@@ -257,7 +257,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (42717u32, 45680u32),
+        contract: (42849u32, 45812u32),
         check: super::params::check_get_stranger_info,
     },
     ActionMeta {
@@ -270,7 +270,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (45682u32, 55127u32),
+        contract: (45814u32, 55259u32),
         check: super::params::check_get_group_honor_info,
     },
     ActionMeta {
@@ -283,7 +283,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (55129u32, 58048u32),
+        contract: (55261u32, 58180u32),
         check: super::params::check_get_group_info,
     },
     ActionMeta {
@@ -296,7 +296,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (58050u32, 60439u32),
+        contract: (58182u32, 60571u32),
         check: super::params::check_get_group_list,
     },
     ActionMeta {
@@ -309,7 +309,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (60441u32, 65478u32),
+        contract: (60573u32, 65610u32),
         check: super::params::check_get_group_member_info,
     },
     ActionMeta {
@@ -322,7 +322,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (65480u32, 69791u32),
+        contract: (65612u32, 69963u32),
         check: super::params::check_get_group_member_list,
     },
     ActionMeta {
@@ -335,7 +335,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (69793u32, 72679u32),
+        contract: (69965u32, 72851u32),
         check: super::params::check_get_group_system_msg,
     },
     ActionMeta {
@@ -348,7 +348,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (72681u32, 74847u32),
+        contract: (72853u32, 75019u32),
         check: super::params::check_set_group_add_option,
     },
     ActionMeta {
@@ -361,7 +361,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (74849u32, 77343u32),
+        contract: (75021u32, 77515u32),
         check: super::params::check_set_group_admin,
     },
     ActionMeta {
@@ -374,7 +374,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (77345u32, 78529u32),
+        contract: (77517u32, 78701u32),
         check: super::params::check_set_group_anonymous,
     },
     ActionMeta {
@@ -387,7 +387,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (78531u32, 79782u32),
+        contract: (78703u32, 79954u32),
         check: super::params::check_set_group_anonymous_ban,
     },
     ActionMeta {
@@ -400,7 +400,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (79784u32, 82949u32),
+        contract: (79956u32, 83121u32),
         check: super::params::check_set_group_ban,
     },
     ActionMeta {
@@ -413,7 +413,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (82951u32, 85828u32),
+        contract: (83123u32, 86000u32),
         check: super::params::check_set_group_card,
     },
     ActionMeta {
@@ -426,7 +426,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (85830u32, 88887u32),
+        contract: (86002u32, 89076u32),
         check: super::params::check_set_group_kick,
     },
     ActionMeta {
@@ -439,7 +439,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (88889u32, 91783u32),
+        contract: (89078u32, 91972u32),
         check: super::params::check_set_group_kick_members,
     },
     ActionMeta {
@@ -452,7 +452,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (91785u32, 93375u32),
+        contract: (91974u32, 93564u32),
         check: super::params::check_set_group_leave,
     },
     ActionMeta {
@@ -465,7 +465,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (93377u32, 95220u32),
+        contract: (93566u32, 95409u32),
         check: super::params::check_set_group_name,
     },
     ActionMeta {
@@ -478,7 +478,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (95222u32, 97716u32),
+        contract: (95411u32, 97905u32),
         check: super::params::check_set_group_portrait,
     },
     ActionMeta {
@@ -491,7 +491,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (97718u32, 99335u32),
+        contract: (97907u32, 99524u32),
         check: super::params::check_set_group_search,
     },
     ActionMeta {
@@ -504,7 +504,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (99337u32, 101923u32),
+        contract: (99526u32, 102112u32),
         check: super::params::check_set_group_special_title,
     },
     ActionMeta {
@@ -517,7 +517,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (101925u32, 104038u32),
+        contract: (102114u32, 104227u32),
         check: super::params::check_set_group_whole_ban,
     },
     ActionMeta {
@@ -530,7 +530,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "name"],
-        contract: (104040u32, 106246u32),
+        contract: (104229u32, 106435u32),
         check: super::params::check_create_group_file_folder,
     },
     ActionMeta {
@@ -543,7 +543,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (106248u32, 108185u32),
+        contract: (106437u32, 108374u32),
         check: super::params::check_delete_group_file,
     },
     ActionMeta {
@@ -556,7 +556,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (108187u32, 110047u32),
+        contract: (108376u32, 110236u32),
         check: super::params::check_delete_group_file_folder,
     },
     ActionMeta {
@@ -569,7 +569,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (110049u32, 112890u32),
+        contract: (110238u32, 113079u32),
         check: super::params::check_get_group_file_url,
     },
     ActionMeta {
@@ -582,7 +582,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (112892u32, 119829u32),
+        contract: (113081u32, 120018u32),
         check: super::params::check_get_group_files_by_folder,
     },
     ActionMeta {
@@ -595,7 +595,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (119831u32, 125596u32),
+        contract: (120020u32, 125785u32),
         check: super::params::check_get_group_root_files,
     },
     ActionMeta {
@@ -608,7 +608,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file_id"],
-        contract: (125598u32, 128519u32),
+        contract: (125787u32, 128728u32),
         check: super::params::check_get_private_file_url,
     },
     ActionMeta {
@@ -621,7 +621,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "parent_directory", "target_directory"],
-        contract: (128521u32, 131435u32),
+        contract: (128730u32, 131644u32),
         check: super::params::check_move_group_file,
     },
     ActionMeta {
@@ -634,7 +634,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "new_name"],
-        contract: (131437u32, 134534u32),
+        contract: (131646u32, 134743u32),
         check: super::params::check_rename_group_file,
     },
     ActionMeta {
@@ -647,7 +647,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (134536u32, 137693u32),
+        contract: (134745u32, 137902u32),
         check: super::params::check_rename_group_file_folder,
     },
     ActionMeta {
@@ -662,7 +662,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (137695u32, 143430u32),
+        contract: (137904u32, 143639u32),
         check: super::params::check_upload_group_file,
     },
     ActionMeta {
@@ -677,7 +677,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id", "file"],
-        contract: (143432u32, 147697u32),
+        contract: (143641u32, 147906u32),
         check: super::params::check_upload_private_file,
     },
     ActionMeta {
@@ -690,7 +690,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (147699u32, 149955u32),
+        contract: (147908u32, 150164u32),
         check: super::params::check_set_friend_add_request,
     },
     ActionMeta {
@@ -703,7 +703,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (149957u32, 154058u32),
+        contract: (150166u32, 154267u32),
         check: super::params::check_set_group_add_request,
     },
     ActionMeta {
@@ -716,7 +716,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (154060u32, 155279u32),
+        contract: (154269u32, 155488u32),
         check: super::params::check_dot_get_word_slices,
     },
     ActionMeta {
@@ -729,7 +729,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (155281u32, 158056u32),
+        contract: (155490u32, 158265u32),
         check: super::params::check_under_del_group_notice,
     },
     ActionMeta {
@@ -742,7 +742,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (158058u32, 162208u32),
+        contract: (158267u32, 162417u32),
         check: super::params::check_under_get_group_notice,
     },
     ActionMeta {
@@ -755,7 +755,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (162210u32, 164411u32),
+        contract: (162419u32, 164620u32),
         check: super::params::check_under_get_model_show,
     },
     ActionMeta {
@@ -768,7 +768,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (164413u32, 165669u32),
+        contract: (164622u32, 165878u32),
         check: super::params::check_under_mark_all_as_read,
     },
     ActionMeta {
@@ -781,7 +781,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "content"],
-        contract: (165671u32, 169852u32),
+        contract: (165880u32, 170061u32),
         check: super::params::check_under_send_group_notice,
     },
     ActionMeta {
@@ -794,7 +794,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (169854u32, 170877u32),
+        contract: (170063u32, 171086u32),
         check: super::params::check_under_set_model_show,
     },
     ActionMeta {
@@ -807,7 +807,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (170879u32, 173108u32),
+        contract: (171088u32, 173317u32),
         check: super::params::check_add_custom_face,
     },
     ActionMeta {
@@ -822,7 +822,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (173110u32, 174538u32),
+        contract: (173319u32, 174747u32),
         check: super::params::check_bot_exit,
     },
     ActionMeta {
@@ -835,7 +835,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (174540u32, 176959u32),
+        contract: (174749u32, 177168u32),
         check: super::params::check_cancel_group_todo,
     },
     ActionMeta {
@@ -848,7 +848,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (176961u32, 178225u32),
+        contract: (177170u32, 178434u32),
         check: super::params::check_check_url_safely,
     },
     ActionMeta {
@@ -861,7 +861,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (178227u32, 179156u32),
+        contract: (178436u32, 179365u32),
         check: super::params::check_clean_cache,
     },
     ActionMeta {
@@ -874,7 +874,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "bot_appid", "msg_seq", "button_id"],
-        contract: (179158u32, 183870u32),
+        contract: (179367u32, 184079u32),
         check: super::params::check_click_inline_keyboard_button,
     },
     ActionMeta {
@@ -887,7 +887,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (183872u32, 186315u32),
+        contract: (184081u32, 186524u32),
         check: super::params::check_complete_group_todo,
     },
     ActionMeta {
@@ -900,7 +900,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (186317u32, 187375u32),
+        contract: (186526u32, 187584u32),
         check: super::params::check_create_collection,
     },
     ActionMeta {
@@ -913,7 +913,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["files"],
-        contract: (187377u32, 191220u32),
+        contract: (187586u32, 191429u32),
         check: super::params::check_create_flash_task,
     },
     ActionMeta {
@@ -926,7 +926,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (191222u32, 192863u32),
+        contract: (191431u32, 193072u32),
         check: super::params::check_delete_custom_face,
     },
     ActionMeta {
@@ -939,7 +939,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (192865u32, 194833u32),
+        contract: (193074u32, 195042u32),
         check: super::params::check_delete_essence_msg,
     },
     ActionMeta {
@@ -952,7 +952,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (194835u32, 196374u32),
+        contract: (195044u32, 196583u32),
         check: super::params::check_delete_flash_file,
     },
     ActionMeta {
@@ -965,7 +965,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (196376u32, 198456u32),
+        contract: (196585u32, 198665u32),
         check: super::params::check_delete_group_folder,
     },
     ActionMeta {
@@ -980,7 +980,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (198458u32, 203255u32),
+        contract: (198667u32, 203464u32),
         check: super::params::check_download_file,
     },
     ActionMeta {
@@ -993,7 +993,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (203257u32, 206688u32),
+        contract: (203466u32, 206897u32),
         check: super::params::check_download_fileset,
     },
     ActionMeta {
@@ -1006,7 +1006,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (206690u32, 209181u32),
+        contract: (206899u32, 209390u32),
         check: super::params::check_fetch_custom_face,
     },
     ActionMeta {
@@ -1019,7 +1019,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emojiId"],
-        contract: (209183u32, 214854u32),
+        contract: (209392u32, 215063u32),
         check: super::params::check_fetch_emoji_like,
     },
     ActionMeta {
@@ -1032,7 +1032,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (214856u32, 217996u32),
+        contract: (215065u32, 218205u32),
         check: super::params::check_fetch_ptt_text,
     },
     ActionMeta {
@@ -1045,7 +1045,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message_id", "user_id"],
-        contract: (217998u32, 220791u32),
+        contract: (218207u32, 221000u32),
         check: super::params::check_forward_friend_single_msg,
     },
     ActionMeta {
@@ -1058,7 +1058,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message_id", "group_id"],
-        contract: (220793u32, 223600u32),
+        contract: (221002u32, 223809u32),
         check: super::params::check_forward_group_single_msg,
     },
     ActionMeta {
@@ -1071,7 +1071,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (223602u32, 225454u32),
+        contract: (223811u32, 225663u32),
         check: super::params::check_friend_poke,
     },
     ActionMeta {
@@ -1084,7 +1084,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (225456u32, 228590u32),
+        contract: (225665u32, 228799u32),
         check: super::params::check_get_ai_characters,
     },
     ActionMeta {
@@ -1097,7 +1097,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (228592u32, 231678u32),
+        contract: (228801u32, 231887u32),
         check: super::params::check_get_ai_record,
     },
     ActionMeta {
@@ -1110,7 +1110,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (231680u32, 233488u32),
+        contract: (231889u32, 233697u32),
         check: super::params::check_get_clientkey,
     },
     ActionMeta {
@@ -1123,7 +1123,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (233490u32, 234628u32),
+        contract: (233699u32, 234837u32),
         check: super::params::check_get_collection_list,
     },
     ActionMeta {
@@ -1136,7 +1136,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (234630u32, 236756u32),
+        contract: (234839u32, 236965u32),
         check: super::params::check_get_cookies,
     },
     ActionMeta {
@@ -1149,7 +1149,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (236758u32, 239108u32),
+        contract: (236967u32, 239317u32),
         check: super::params::check_get_credentials,
     },
     ActionMeta {
@@ -1162,7 +1162,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (239110u32, 240430u32),
+        contract: (239319u32, 240639u32),
         check: super::params::check_get_csrf_token,
     },
     ActionMeta {
@@ -1175,7 +1175,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (240432u32, 243073u32),
+        contract: (240641u32, 243300u32),
         check: super::params::check_get_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1188,7 +1188,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (243075u32, 246373u32),
+        contract: (243302u32, 246600u32),
         check: super::params::check_get_emoji_likes,
     },
     ActionMeta {
@@ -1201,7 +1201,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (246375u32, 250426u32),
+        contract: (246602u32, 250653u32),
         check: super::params::check_get_essence_msg_list,
     },
     ActionMeta {
@@ -1214,7 +1214,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (250428u32, 253743u32),
+        contract: (250655u32, 253970u32),
         check: super::params::check_get_file,
     },
     ActionMeta {
@@ -1227,7 +1227,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["share_code"],
-        contract: (253745u32, 256164u32),
+        contract: (253972u32, 256391u32),
         check: super::params::check_get_fileset_id,
     },
     ActionMeta {
@@ -1240,7 +1240,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (256166u32, 259525u32),
+        contract: (256393u32, 259752u32),
         check: super::params::check_get_fileset_info,
     },
     ActionMeta {
@@ -1253,7 +1253,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (259527u32, 262214u32),
+        contract: (259754u32, 262441u32),
         check: super::params::check_get_flash_file_list,
     },
     ActionMeta {
@@ -1266,7 +1266,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (262216u32, 265212u32),
+        contract: (262443u32, 265439u32),
         check: super::params::check_get_flash_file_url,
     },
     ActionMeta {
@@ -1279,7 +1279,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (265214u32, 273229u32),
+        contract: (265441u32, 273470u32),
         check: super::params::check_get_forward_msg,
     },
     ActionMeta {
@@ -1292,7 +1292,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (273231u32, 278823u32),
+        contract: (273472u32, 279096u32),
         check: super::params::check_get_friend_msg_history,
     },
     ActionMeta {
@@ -1305,7 +1305,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (278825u32, 280510u32),
+        contract: (279098u32, 280783u32),
         check: super::params::check_get_friends_with_category,
     },
     ActionMeta {
@@ -1318,7 +1318,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (280512u32, 282503u32),
+        contract: (280785u32, 282776u32),
         check: super::params::check_get_group_at_all_remain,
     },
     ActionMeta {
@@ -1331,7 +1331,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (282505u32, 285211u32),
+        contract: (282778u32, 285484u32),
         check: super::params::check_get_group_detail_info,
     },
     ActionMeta {
@@ -1344,7 +1344,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (285213u32, 287588u32),
+        contract: (285486u32, 287861u32),
         check: super::params::check_get_group_file_system_info,
     },
     ActionMeta {
@@ -1357,7 +1357,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (287590u32, 290308u32),
+        contract: (287863u32, 290581u32),
         check: super::params::check_get_group_ignore_add_request,
     },
     ActionMeta {
@@ -1370,7 +1370,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (290310u32, 293365u32),
+        contract: (290583u32, 293638u32),
         check: super::params::check_get_group_ignored_notifies,
     },
     ActionMeta {
@@ -1383,7 +1383,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (293367u32, 296038u32),
+        contract: (293640u32, 296311u32),
         check: super::params::check_get_group_info_ex,
     },
     ActionMeta {
@@ -1396,7 +1396,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (296040u32, 301452u32),
+        contract: (296313u32, 301777u32),
         check: super::params::check_get_group_msg_history,
     },
     ActionMeta {
@@ -1409,7 +1409,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (301454u32, 303673u32),
+        contract: (301779u32, 304032u32),
         check: super::params::check_get_group_shut_list,
     },
     ActionMeta {
@@ -1422,7 +1422,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (303675u32, 305998u32),
+        contract: (304034u32, 306410u32),
         check: super::params::check_get_group_signed_list,
     },
     ActionMeta {
@@ -1435,7 +1435,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (306000u32, 308952u32),
+        contract: (306412u32, 309364u32),
         check: super::params::check_get_image,
     },
     ActionMeta {
@@ -1448,7 +1448,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (308954u32, 315121u32),
+        contract: (309366u32, 315533u32),
         check: super::params::check_get_mini_app_ark,
     },
     ActionMeta {
@@ -1461,7 +1461,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (315123u32, 316499u32),
+        contract: (315535u32, 316911u32),
         check: super::params::check_get_online_clients,
     },
     ActionMeta {
@@ -1474,7 +1474,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (316501u32, 321753u32),
+        contract: (316913u32, 322165u32),
         check: super::params::check_get_profile_like,
     },
     ActionMeta {
@@ -1487,7 +1487,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (321755u32, 323421u32),
+        contract: (322167u32, 323833u32),
         check: super::params::check_get_recent_contact,
     },
     ActionMeta {
@@ -1500,7 +1500,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (323423u32, 328163u32),
+        contract: (323835u32, 328575u32),
         check: super::params::check_get_record,
     },
     ActionMeta {
@@ -1513,7 +1513,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (328165u32, 330329u32),
+        contract: (328577u32, 330741u32),
         check: super::params::check_get_rkey,
     },
     ActionMeta {
@@ -1526,7 +1526,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (330331u32, 332527u32),
+        contract: (330743u32, 332939u32),
         check: super::params::check_get_rkey_server,
     },
     ActionMeta {
@@ -1539,7 +1539,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (332529u32, 334348u32),
+        contract: (332941u32, 334760u32),
         check: super::params::check_get_share_link,
     },
     ActionMeta {
@@ -1552,7 +1552,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (334350u32, 336707u32),
+        contract: (334762u32, 337119u32),
         check: super::params::check_get_unidirectional_friend_list,
     },
     ActionMeta {
@@ -1565,7 +1565,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (336709u32, 338653u32),
+        contract: (337121u32, 339065u32),
         check: super::params::check_group_poke,
     },
     ActionMeta {
@@ -1578,7 +1578,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (338655u32, 340916u32),
+        contract: (339067u32, 341328u32),
         check: super::params::check_list_filesets,
     },
     ActionMeta {
@@ -1591,7 +1591,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (340918u32, 343388u32),
+        contract: (341330u32, 343800u32),
         check: super::params::check_mark_group_msg_as_read,
     },
     ActionMeta {
@@ -1604,7 +1604,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (343390u32, 346025u32),
+        contract: (343802u32, 346437u32),
         check: super::params::check_mark_msg_as_read,
     },
     ActionMeta {
@@ -1617,7 +1617,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (346027u32, 348766u32),
+        contract: (346439u32, 349178u32),
         check: super::params::check_mark_private_msg_as_read,
     },
     ActionMeta {
@@ -1630,7 +1630,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (348768u32, 350724u32),
+        contract: (349180u32, 351136u32),
         check: super::params::check_modify_custom_face,
     },
     ActionMeta {
@@ -1643,7 +1643,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (350726u32, 352325u32),
+        contract: (351138u32, 352737u32),
         check: super::params::check_move_custom_face_to_front,
     },
     ActionMeta {
@@ -1656,7 +1656,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (352327u32, 353544u32),
+        contract: (352739u32, 353956u32),
         check: super::params::check_nc_get_packet_status,
     },
     ActionMeta {
@@ -1669,7 +1669,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (353546u32, 355645u32),
+        contract: (353958u32, 356102u32),
         check: super::params::check_nc_get_user_status,
     },
     ActionMeta {
@@ -1682,7 +1682,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["image"],
-        contract: (355647u32, 359717u32),
+        contract: (356104u32, 360224u32),
         check: super::params::check_ocr_image,
     },
     ActionMeta {
@@ -1695,7 +1695,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id", "new_name"],
-        contract: (359719u32, 361530u32),
+        contract: (360226u32, 362037u32),
         check: super::params::check_rename_flash_file,
     },
     ActionMeta {
@@ -1708,7 +1708,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["db_path"],
-        contract: (361532u32, 363970u32),
+        contract: (362039u32, 364477u32),
         check: super::params::check_request_decrypt_key,
     },
     ActionMeta {
@@ -1721,7 +1721,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (363972u32, 367523u32),
+        contract: (364479u32, 368030u32),
         check: super::params::check_send_ark_share,
     },
     ActionMeta {
@@ -1734,7 +1734,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (367525u32, 370856u32),
+        contract: (368032u32, 371363u32),
         check: super::params::check_send_flash_msg,
     },
     ActionMeta {
@@ -1747,7 +1747,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (370858u32, 382662u32),
+        contract: (371365u32, 383169u32),
         check: super::params::check_send_forward_msg,
     },
     ActionMeta {
@@ -1760,7 +1760,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (382664u32, 385980u32),
+        contract: (383171u32, 386487u32),
         check: super::params::check_send_group_ai_record,
     },
     ActionMeta {
@@ -1773,7 +1773,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (385982u32, 388066u32),
+        contract: (386489u32, 388573u32),
         check: super::params::check_send_group_ark_share,
     },
     ActionMeta {
@@ -1786,7 +1786,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (388068u32, 397448u32),
+        contract: (388575u32, 397955u32),
         check: super::params::check_send_group_forward_msg,
     },
     ActionMeta {
@@ -1799,7 +1799,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (397450u32, 399332u32),
+        contract: (397957u32, 399853u32),
         check: super::params::check_send_like,
     },
     ActionMeta {
@@ -1814,7 +1814,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["cmd"],
-        contract: (399334u32, 402706u32),
+        contract: (399855u32, 403227u32),
         check: super::params::check_send_packet,
     },
     ActionMeta {
@@ -1827,7 +1827,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (402708u32, 404585u32),
+        contract: (403229u32, 405106u32),
         check: super::params::check_send_poke,
     },
     ActionMeta {
@@ -1840,7 +1840,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (404587u32, 414108u32),
+        contract: (405108u32, 414629u32),
         check: super::params::check_send_private_forward_msg,
     },
     ActionMeta {
@@ -1853,7 +1853,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["face_id"],
-        contract: (414110u32, 416405u32),
+        contract: (414631u32, 416926u32),
         check: super::params::check_set_diy_online_status,
     },
     ActionMeta {
@@ -1866,7 +1866,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (416407u32, 418668u32),
+        contract: (416928u32, 419189u32),
         check: super::params::check_set_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1879,7 +1879,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (418670u32, 420452u32),
+        contract: (419191u32, 420973u32),
         check: super::params::check_set_essence_msg,
     },
     ActionMeta {
@@ -1892,7 +1892,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id", "remark"],
-        contract: (420454u32, 422006u32),
+        contract: (420975u32, 422527u32),
         check: super::params::check_set_friend_remark,
     },
     ActionMeta {
@@ -1905,7 +1905,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "code"],
-        contract: (422008u32, 425286u32),
+        contract: (422529u32, 425807u32),
         check: super::params::check_set_group_reaction,
     },
     ActionMeta {
@@ -1918,7 +1918,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "remark"],
-        contract: (425288u32, 426890u32),
+        contract: (425809u32, 427411u32),
         check: super::params::check_set_group_remark,
     },
     ActionMeta {
@@ -1931,7 +1931,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (426892u32, 429375u32),
+        contract: (427413u32, 429896u32),
         check: super::params::check_set_group_robot_add_option,
     },
     ActionMeta {
@@ -1944,7 +1944,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (429377u32, 431070u32),
+        contract: (429898u32, 431591u32),
         check: super::params::check_set_group_sign,
     },
     ActionMeta {
@@ -1957,7 +1957,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (431072u32, 433302u32),
+        contract: (431593u32, 433823u32),
         check: super::params::check_set_group_todo,
     },
     ActionMeta {
@@ -1970,7 +1970,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (433304u32, 435427u32),
+        contract: (433825u32, 435948u32),
         check: super::params::check_set_input_status,
     },
     ActionMeta {
@@ -1983,7 +1983,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (435429u32, 437944u32),
+        contract: (435950u32, 438465u32),
         check: super::params::check_set_msg_emoji_like,
     },
     ActionMeta {
@@ -1996,7 +1996,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["status"],
-        contract: (437946u32, 440348u32),
+        contract: (438467u32, 440895u32),
         check: super::params::check_set_online_status,
     },
     ActionMeta {
@@ -2009,7 +2009,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (440350u32, 442256u32),
+        contract: (440897u32, 442823u32),
         check: super::params::check_set_qq_avatar,
     },
     ActionMeta {
@@ -2022,7 +2022,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (442258u32, 443880u32),
+        contract: (442825u32, 444447u32),
         check: super::params::check_set_qq_profile,
     },
     ActionMeta {
@@ -2035,7 +2035,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (443882u32, 445009u32),
+        contract: (444449u32, 445576u32),
         check: super::params::check_set_restart,
     },
     ActionMeta {
@@ -2048,7 +2048,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (445011u32, 447263u32),
+        contract: (445578u32, 447830u32),
         check: super::params::check_set_self_longnick,
     },
     ActionMeta {
@@ -2061,7 +2061,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (447265u32, 449291u32),
+        contract: (447832u32, 449858u32),
         check: super::params::check_share_group_ex,
     },
     ActionMeta {
@@ -2074,7 +2074,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (449293u32, 452784u32),
+        contract: (449860u32, 453351u32),
         check: super::params::check_share_peer,
     },
     ActionMeta {
@@ -2087,7 +2087,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (452786u32, 455009u32),
+        contract: (453353u32, 455576u32),
         check: super::params::check_trans_group_file,
     },
     ActionMeta {
@@ -2100,7 +2100,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["words"],
-        contract: (455011u32, 456927u32),
+        contract: (455578u32, 457494u32),
         check: super::params::check_translate_en2zh,
     },
     ActionMeta {
@@ -2113,7 +2113,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (456929u32, 464839u32),
+        contract: (457496u32, 465406u32),
         check: super::params::check_upload_forward_msg,
     },
     ActionMeta {
@@ -2126,7 +2126,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (464841u32, 472032u32),
+        contract: (465408u32, 472599u32),
         check: super::params::check_upload_foward_msg,
     },
     ActionMeta {
@@ -2139,7 +2139,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (472034u32, 475279u32),
+        contract: (472601u32, 475846u32),
         check: super::params::check_cancel_group_album_media_like,
     },
     ActionMeta {
@@ -2152,7 +2152,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc"],
-        contract: (475281u32, 477829u32),
+        contract: (475848u32, 478396u32),
         check: super::params::check_del_group_album_media,
     },
     ActionMeta {
@@ -2165,7 +2165,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc", "content"],
-        contract: (477831u32, 481946u32),
+        contract: (478398u32, 482513u32),
         check: super::params::check_do_group_album_comment,
     },
     ActionMeta {
@@ -2178,7 +2178,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (481948u32, 484567u32),
+        contract: (482515u32, 485134u32),
         check: super::params::check_get_group_album_list,
     },
     ActionMeta {
@@ -2191,7 +2191,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id"],
-        contract: (484569u32, 491192u32),
+        contract: (485136u32, 491759u32),
         check: super::params::check_get_group_album_media_list,
     },
     ActionMeta {
@@ -2204,7 +2204,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (491194u32, 494157u32),
+        contract: (491761u32, 494724u32),
         check: super::params::check_get_qun_album_list,
     },
     ActionMeta {
@@ -2217,7 +2217,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (494159u32, 497518u32),
+        contract: (494726u32, 498085u32),
         check: super::params::check_set_group_album_media_like,
     },
     ActionMeta {
@@ -2230,7 +2230,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "album_name", "file"],
-        contract: (497520u32, 501179u32),
+        contract: (498087u32, 501746u32),
         check: super::params::check_upload_image_to_qun_album,
     },
     ActionMeta {
@@ -2243,7 +2243,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid", "content"],
-        contract: (501181u32, 504744u32),
+        contract: (501748u32, 505311u32),
         check: super::params::check_comment_qzone,
     },
     ActionMeta {
@@ -2256,7 +2256,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (504746u32, 506228u32),
+        contract: (505313u32, 506795u32),
         check: super::params::check_delete_qzone_msg,
     },
     ActionMeta {
@@ -2269,7 +2269,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (506230u32, 510013u32),
+        contract: (506797u32, 510580u32),
         check: super::params::check_get_qzone_feeds,
     },
     ActionMeta {
@@ -2282,7 +2282,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (510015u32, 514504u32),
+        contract: (510582u32, 515071u32),
         check: super::params::check_get_qzone_msg_list,
     },
     ActionMeta {
@@ -2295,7 +2295,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (514506u32, 517013u32),
+        contract: (515073u32, 517580u32),
         check: super::params::check_like_qzone,
     },
     ActionMeta {
@@ -2308,7 +2308,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["content"],
-        contract: (517015u32, 521886u32),
+        contract: (517582u32, 522453u32),
         check: super::params::check_send_qzone_msg,
     },
     ActionMeta {
@@ -2321,7 +2321,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (521888u32, 524289u32),
+        contract: (522455u32, 524873u32),
         check: super::params::check_unlike_qzone,
     },
     ActionMeta {
@@ -2336,7 +2336,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (524291u32, 526345u32),
+        contract: (524875u32, 526929u32),
         check: super::params::check_clean_stream_temp_file,
     },
     ActionMeta {
@@ -2349,7 +2349,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (526347u32, 533442u32),
+        contract: (526931u32, 534026u32),
         check: super::params::check_download_file_image_stream,
     },
     ActionMeta {
@@ -2362,7 +2362,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (533444u32, 540628u32),
+        contract: (534028u32, 541212u32),
         check: super::params::check_download_file_record_stream,
     },
     ActionMeta {
@@ -2375,7 +2375,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (540630u32, 549736u32),
+        contract: (541214u32, 550320u32),
         check: super::params::check_download_file_stream,
     },
     ActionMeta {
@@ -2388,7 +2388,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Frames,
         required: &[],
-        contract: (549738u32, 553557u32),
+        contract: (550322u32, 554141u32),
         check: super::params::check_test_download_stream,
     },
     ActionMeta {
@@ -2401,7 +2401,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Upload,
         required: &["stream_id"],
-        contract: (553559u32, 567865u32),
+        contract: (554143u32, 568449u32),
         check: super::params::check_upload_file_stream,
     },
 ];

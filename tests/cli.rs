@@ -68,6 +68,26 @@ fn catalog_lists_searches_and_shows_like_the_tools() {
     let out = run(&["catalog", "search", "禁言"], &[]);
     assert!(text(&out.stdout).contains("set_group_ban"));
 
+    // A piece of an action name, written three ways, finds every action whose name holds
+    // it as a run of parts.
+    for query in [&["group_msg"][..], &["groupmsg"], &["group", "msg"]] {
+        let mut args = vec!["catalog", "search"];
+        args.extend(query);
+        let out = run(&args, &[]);
+        assert!(out.status.success(), "{query:?}: {}", text(&out.stderr));
+        let listing = text(&out.stdout);
+        for name in [
+            "send_group_msg",
+            "get_group_msg_history",
+            "mark_group_msg_as_read",
+        ] {
+            assert!(
+                listing.contains(name),
+                "{query:?} misses {name}:\n{listing}"
+            );
+        }
+    }
+
     let out = run(&["catalog", "show", "bot_exit"], &[]);
     let shown = text(&out.stdout);
     assert!(shown.starts_with("bot_exit  [extended]"), "{shown}");

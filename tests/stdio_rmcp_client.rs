@@ -188,6 +188,23 @@ async fn docs_tools_answer_in_both_generations() {
         .await;
         assert_eq!(exact["result"]["actions"][0]["name"], "send_msg");
 
+        // A sentence: its stop words are dropped before the AND and reported.
+        let (_, sentence) = call(
+            &client,
+            "search_actions",
+            json!({ "query": "who am I logged in as", "match": "keywords" }),
+        )
+        .await;
+        assert_eq!(
+            sentence["result"]["actions"][0]["name"], "get_login_info",
+            "{sentence}"
+        );
+        assert_eq!(
+            sentence["diagnostics"]["ignored_terms"],
+            json!(["who", "am", "i", "in", "as"])
+        );
+        assert_eq!(sentence["diagnostics"]["terms"], json!(["logged"]));
+
         // AND: a term nothing knows empties the result; partial matches are suggestions.
         let (error, partial) = call(
             &client,

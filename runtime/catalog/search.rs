@@ -3,26 +3,31 @@
 //! Substring mode (the default) keeps SnowLuma's original behaviour: a case-insensitive
 //! substring of the name, an alias or the summary, in catalog order.
 //!
-//! Keyword mode splits the query on white space and drops filler words (the catalog's stop
-//! words). Run-together Chinese (`禁言群成员`) is split into the catalog's known words; the
-//! particles between them (给, 把 …) are dropped like stop words. Every remaining term must
-//! match (AND): through the generated token index, where synonyms are already expanded, or as
-//! a substring of an action's Chinese text. Terms are weighted by how rare they are (IDF), so
-//! `群` or `group` count less than `禁言`; an action whose name words the query covers ranks
-//! higher; an exact name or alias ranks first.
+//! Keyword mode takes the query apart ([`query`]): stop words in both languages are dropped
+//! (and reported), Chinese is cut by jieba over the catalog's vocabulary, English words are
+//! reduced to their stems, `group_msg` / `groupmsg` become name fragments, and a misspelled
+//! word is read as the nearest catalog word (and reported). Every remaining term must match
+//! (AND): through the generated token index, where synonyms are already expanded, as a
+//! substring of an action's Chinese text, or, for a fragment, as a run of an action's name
+//! parts. Ranking: an exact name or alias first; then actions whose name parts the terms
+//! name; then the field weights of the index times how rare each term is (IDF), so `群` or
+//! `group` count less than `禁言`; read-only actions ahead of writes on a tie.
 //!
 //! A term no action knows still takes part in the AND, so it empties the results instead of
 //! being dropped; it is reported in `unmatched_terms`. When no action matches every term the
 //! results are empty and the actions matching the most terms come back separately, as
-//! suggestions marked partial, never mixed into the results.
+//! suggestions marked partial, never mixed into the results. A query of nothing but stop
+//! words falls back to the substring search.
 
-use std::collections::BTreeSet;
+mod names;
+mod query;
 
 use super::generated::search_index::{
-    CJK_TEXT, IDF, NAME_WORDS, STOPWORDS, SUBSTRING_TEXT, SYNONYM_GROUPS, SYNONYM_WORDS,
-    TOKEN_HITS, TOKENS,
+    ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_TEXT, IDF, SEQUENCE_ACTIONS, SUBSTRING_TEXT,
 };
 use super::{ACTIONS, CompactEntry, Filter, resolve};
+use names::NameMatches;
+use query::{Term, TermKind};
 use serde::Serialize;
 
 /// Action indices whose name, aliases or summary contain `query`, in catalog order.
@@ -42,10 +47,18 @@ pub struct KeywordSearch {
     /// Only when `results` is empty: the actions matching the most terms, best first. They
     /// miss at least one term, so they are partial matches, never results.
     pub suggestions: Vec<Scored>,
-    /// The terms searched for (after splitting run-together Chinese and dropping stop words).
+    /// The terms searched for (after segmenting Chinese, dropping stop words and correcting
+    /// spelling).
     pub terms: Vec<String>,
     /// Terms that match no action at all; any of them makes `results` empty.
     pub unmatched_terms: Vec<String>,
+    /// Stop words and particles dropped before the AND.
+    pub ignored_terms: Vec<String>,
+    /// Misspelled words and the catalog words they were read as (`grup -> group`).
+    pub corrected_terms: Vec<String>,
+    /// True when the query held only stop words and `results` come from the substring
+    /// search.
+    pub substring_fallback: bool,
 }
 
 /// One action a search found.
@@ -107,37 +120,48 @@ const EXACT: f64 = 10_000.0;
 /// Weight of a Chinese term found inside an action's summary or keywords.
 const CJK_SUBSTRING: u32 = 4;
 /// Bonus for an action whose name words are all covered by the query.
-const NAME_COVERAGE: f64 = 12.0;
-/// Longest known Chinese word tried when splitting run-together text.
-const LONGEST_WORD: usize = 6;
+const NAME_COVERAGE: f64 = 40.0;
+/// Bonus for an action whose name parts the query's terms name, scaled by their share.
+const NAME_TERMS: f64 = 30.0;
+/// Bonus per pair of neighbouring query words that are neighbouring parts of the action's
+/// name or an alias.
+const ADJACENT_PARTS: f64 = 30.0;
+/// Bonus for a read-only action when the query asks a question.
+const QUESTION_READS: f64 = 40.0;
+/// Weight of a name fragment held by one of the action's names.
+const FRAGMENT: u32 = 20;
 /// Most suggestions returned when nothing matches every term.
 const MAX_SUGGESTIONS: usize = 5;
 
-pub fn keywords(query: &str) -> KeywordSearch {
-    let mut result = KeywordSearch::default();
-    for raw in query.split_whitespace() {
-        let term = raw.to_lowercase();
-        if STOPWORDS.position(&term).is_some() {
-            continue;
-        }
-        if term.chars().any(is_cjk) && token(&term).is_none() {
-            let pieces = segment(&term);
-            if pieces.is_empty() {
-                result.unmatched_terms.push(term.clone());
-                result.terms.push(term);
-            } else {
-                result.terms.extend(pieces);
-            }
-        } else {
-            if !hits_anything(&term) {
-                result.unmatched_terms.push(term.clone());
-            }
-            result.terms.push(term);
-        }
+pub fn keywords(text: &str) -> KeywordSearch {
+    let analysis = query::analyze(text);
+    let mut result = KeywordSearch {
+        terms: analysis.terms.iter().map(|t| t.text.clone()).collect(),
+        ignored_terms: analysis.ignored,
+        corrected_terms: analysis.corrected,
+        ..KeywordSearch::default()
+    };
+    if analysis.terms.is_empty() && !result.ignored_terms.is_empty() {
+        // Only stop words: there is nothing to AND, so look for the text itself.
+        result.substring_fallback = true;
+        result.results = substring(text)
+            .into_iter()
+            .map(|action| Scored {
+                action,
+                score: 0,
+                matched_terms: Vec::new(),
+            })
+            .collect();
+        return result;
     }
     // Dense per-term weights (one slot per action, 0 = no hit): a few hundred bytes a term
     // instead of a tree node per hit.
-    let per_term: Vec<Vec<u32>> = result.terms.iter().map(|t| term_hits(t)).collect();
+    let per_term: Vec<Vec<u32>> = analysis.terms.iter().map(term_hits).collect();
+    for (term, hits) in analysis.terms.iter().zip(&per_term) {
+        if hits.iter().all(|w| *w == 0) {
+            result.unmatched_terms.push(term.text.clone());
+        }
+    }
     let idf: Vec<f64> = per_term
         .iter()
         .map(|hits| IDF[hits.iter().filter(|w| **w > 0).count()])
@@ -158,17 +182,34 @@ pub fn keywords(query: &str) -> KeywordSearch {
         }
     }
     let best_count = counts.iter().copied().max().unwrap_or(0);
-    let equivalents = query_words(&result.terms);
+    let names = NameMatches::new(&analysis.terms, &result.ignored_terms);
     let keep = if wanted > 0 && best_count == wanted {
         wanted
     } else {
         // Nothing matches every term: the best partial matches become suggestions.
         best_count.max(1)
     };
+    let pairs = pairs_in_names(&analysis.terms);
+    // Fragment terms name the parts they hold.
+    let fragments: Vec<usize> = (0..wanted)
+        .filter(|&t| matches!(analysis.terms[t].kind, TermKind::Fragment(_)))
+        .collect();
     let mut scored: Vec<(usize, f64, Vec<usize>)> = (0..ACTIONS.len())
         .filter(|&action| wanted > 0 && counts[action] == keep)
         .map(|action| {
-            let bonus = NAME_COVERAGE * name_coverage(action, &equivalents);
+            let named = names.named_terms(action)
+                + fragments
+                    .iter()
+                    .filter(|&&t| per_term[t][action] > 0)
+                    .count();
+            let bonus = NAME_COVERAGE * names.coverage(action)
+                + NAME_TERMS * named as f64 / wanted as f64
+                + ADJACENT_PARTS * f64::from(pairs[action])
+                + if analysis.question && ACTIONS[action].read_only {
+                    QUESTION_READS
+                } else {
+                    0.0
+                };
             let terms = (0..wanted).filter(|&t| per_term[t][action] > 0).collect();
             (action, scores[action] + bonus, terms)
         })
@@ -178,7 +219,7 @@ pub fn keywords(query: &str) -> KeywordSearch {
         result.suggestions = ranked(scored, &result.terms);
         scored = Vec::new();
     }
-    if let Some(exact) = resolve(query.trim()) {
+    if let Some(exact) = resolve(text.trim()) {
         match scored
             .iter_mut()
             .find(|(action, ..)| *action == exact.index)
@@ -192,8 +233,13 @@ pub fn keywords(query: &str) -> KeywordSearch {
     result
 }
 
+/// Best first; on a tie, read-only actions before writes, then catalog order.
 fn ranked(mut scored: Vec<(usize, f64, Vec<usize>)>, terms: &[String]) -> Vec<Scored> {
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then(ACTIONS[b.0].read_only.cmp(&ACTIONS[a.0].read_only))
+            .then(a.0.cmp(&b.0))
+    });
     scored
         .into_iter()
         .map(|(action, score, matched)| Scored {
@@ -204,117 +250,62 @@ fn ranked(mut scored: Vec<(usize, f64, Vec<usize>)>, terms: &[String]) -> Vec<Sc
         .collect()
 }
 
-fn token(term: &str) -> Option<&'static [(u16, u8)]> {
-    TOKENS.position(term).map(|i| TOKEN_HITS.get(i))
-}
-
-/// The other words of the term's synonym groups (none when it has no group).
-fn synonyms(term: &str) -> impl Iterator<Item = &'static str> {
-    let group = SYNONYM_WORDS.position(term);
-    group.into_iter().flat_map(|i| SYNONYM_GROUPS.get(i))
-}
-
-/// `members` -> `member`, for terms whose singular is known.
-fn singular(term: &str) -> Option<&str> {
-    term.strip_suffix('s')
-        .filter(|stem| stem.len() > 2 && token(stem).is_some())
+/// Per action: how many pairs of neighbouring query words (`group msg`) are neighbouring
+/// parts of its name or an alias (send_group_msg).
+fn pairs_in_names(terms: &[Term]) -> Vec<u8> {
+    let mut counts = vec![0u8; ACTIONS.len()];
+    let mut key = String::new();
+    for pair in terms.windows(2) {
+        let (TermKind::Word(a), TermKind::Word(b)) = (&pair[0].kind, &pair[1].kind) else {
+            continue;
+        };
+        key.clear();
+        key.push_str(a);
+        key.push(' ');
+        key.push_str(b);
+        if let Some(i) = ADJACENT_PAIRS.position(&key) {
+            for &action in ADJACENT_PAIR_ACTIONS.get(i) {
+                counts[usize::from(action)] += 1;
+            }
+        }
+    }
+    counts
 }
 
 /// Every action's weight for one term (0 where the term does not match), by action index.
-fn term_hits(term: &str) -> Vec<u32> {
+fn term_hits(term: &Term) -> Vec<u32> {
     let mut hits = vec![0; ACTIONS.len()];
-    for &(action, weight) in known_hits(term) {
-        hits[usize::from(action)] = u32::from(weight);
-    }
-    if term.chars().any(is_cjk) {
-        for (hit, text) in hits.iter_mut().zip(CJK_TEXT.iter()) {
-            if text.contains(term) {
-                *hit += CJK_SUBSTRING;
+    match &term.kind {
+        TermKind::Word(key) => {
+            for &(action, weight) in query::token(key).unwrap_or(&[]) {
+                hits[usize::from(action)] = u32::from(weight);
+            }
+            if key.chars().any(query::is_cjk) {
+                for (hit, text) in hits.iter_mut().zip(CJK_TEXT.iter()) {
+                    if text.contains(key.as_str()) {
+                        *hit += CJK_SUBSTRING;
+                    }
+                }
+            }
+        }
+        TermKind::Fragment(parts) => {
+            for (i, &action) in SEQUENCE_ACTIONS.iter().enumerate() {
+                if query::sequence_contains(i, parts) {
+                    hits[usize::from(action)] = FRAGMENT;
+                }
             }
         }
     }
     hits
 }
 
-/// The token index's entry for a term or its singular.
-fn known_hits(term: &str) -> &'static [(u16, u8)] {
-    token(term)
-        .or_else(|| singular(term).and_then(token))
-        .unwrap_or(&[])
-}
-
-/// Whether any action matches the term ([`term_hits`] without building the weights).
-fn hits_anything(term: &str) -> bool {
-    !known_hits(term).is_empty()
-        || (term.chars().any(is_cjk) && CJK_TEXT.iter().any(|text| text.contains(term)))
-}
-
-/// Splits run-together Chinese into the longest known words, left to right. Text between
-/// known words is kept when it still occurs in some action's text, and dropped otherwise
-/// (particles such as 给 or 把).
-fn segment(term: &str) -> Vec<String> {
-    let chars: Vec<char> = term.chars().collect();
-    let mut pieces = Vec::new();
-    let mut leftover = String::new();
-    let flush = |leftover: &mut String, pieces: &mut Vec<String>| {
-        if leftover.chars().count() >= 2 && hits_anything(leftover) {
-            pieces.push(leftover.clone());
-        }
-        leftover.clear();
-    };
-    let mut start = 0;
-    while start < chars.len() {
-        let known = (1..=LONGEST_WORD.min(chars.len() - start))
-            .rev()
-            .find_map(|len| {
-                let word: String = chars[start..start + len].iter().collect();
-                token(&word).map(|_| (word, len))
-            });
-        match known {
-            Some((word, len)) => {
-                flush(&mut leftover, &mut pieces);
-                pieces.push(word);
-                start += len;
-            }
-            None => {
-                leftover.push(chars[start]);
-                start += 1;
-            }
-        }
-    }
-    flush(&mut leftover, &mut pieces);
-    pieces
-}
-
-/// The query's terms with their singulars and synonyms, for name coverage.
-fn query_words(terms: &[String]) -> BTreeSet<String> {
-    let mut words = BTreeSet::new();
-    for term in terms {
-        let forms = std::iter::once(term.as_str()).chain(singular(term));
-        for form in forms {
-            words.insert(form.to_string());
-            words.extend(synonyms(form).map(str::to_string));
-        }
-    }
-    words
-}
-
-/// The share of the action's name words that the query names (0.0 to 1.0).
-fn name_coverage(action: usize, words: &BTreeSet<String>) -> f64 {
-    let parts = NAME_WORDS.get(action);
-    if parts.len() == 0 {
-        return 0.0;
-    }
-    let total = parts.len() as f64;
-    parts.filter(|p| words.contains(*p)).count() as f64 / total
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::generated::search_index::{
+        NAME_WORDS, STOPWORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKEN_HITS, TOKENS,
+    };
+    use super::names::synonyms;
+    use super::query::token;
     use super::*;
 
     /// The weights the codegen writes are, bit for bit, what the ranking computed at run time
@@ -363,5 +354,21 @@ mod tests {
         assert!(hits.iter().any(|&(action, _)| usize::from(action) == ban));
         assert!(synonyms("ban").next().is_some(), "`ban` has synonyms");
         assert_eq!(synonyms("no such word").count(), 0);
+    }
+
+    /// Equal scores put read-only actions ahead of writes, whatever their catalog order.
+    #[test]
+    fn read_only_actions_come_first_on_a_tie() {
+        let write = ACTIONS.iter().position(|a| !a.read_only).unwrap();
+        let read = ACTIONS.iter().rposition(|a| a.read_only).unwrap();
+        assert!(
+            read > write,
+            "catalog order alone would put the write first"
+        );
+        let order = ranked(vec![(write, 5.0, vec![]), (read, 5.0, vec![])], &[]);
+        assert_eq!(order[0].action, read);
+        assert_eq!(order[1].action, write);
+        let order = ranked(vec![(write, 6.0, vec![]), (read, 5.0, vec![])], &[]);
+        assert_eq!(order[0].action, write, "a higher score still wins");
     }
 }

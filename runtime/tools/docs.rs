@@ -238,6 +238,15 @@ pub fn search_actions(args: Args) -> ToolReply {
                 if !found.unmatched_terms.is_empty() {
                     extra.insert("unmatched_terms".into(), json!(found.unmatched_terms));
                 }
+                if !found.ignored_terms.is_empty() {
+                    extra.insert("ignored_terms".into(), json!(found.ignored_terms));
+                }
+                if !found.corrected_terms.is_empty() {
+                    extra.insert("corrected_terms".into(), json!(found.corrected_terms));
+                }
+                if found.substring_fallback {
+                    extra.insert("fallback".into(), json!("substring"));
+                }
                 let suggestions = found.suggestion_entries(&filter);
                 if !suggestions.is_empty() {
                     extra.insert("suggestions".into(), json!(suggestions));

@@ -1,13 +1,17 @@
 //! generated/search_index.rs: the keyword index. Tokens come from names, aliases, keywords,
-//! summaries and categories; synonym groups are expanded here, at build time, so a query
-//! costs one binary search per term.
+//! summaries and categories, cut into words by [`analyze`] (jieba for Chinese, Snowball
+//! stems for English); synonym groups are expanded here, at build time, so a query costs one
+//! binary search per term.
 
-use std::collections::BTreeMap;
+mod analyze;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use quote::{ToTokens, quote};
 
 use crate::ir::Catalog;
+use analyze::{Analyzer, is_cjk, name_parts};
 
 /// How much a term matching each source counts when ranking.
 const NAME: u8 = 20;
@@ -19,45 +23,65 @@ const SUMMARY_WORD: u8 = 4;
 const CATEGORY: u8 = 2;
 
 pub fn emit(catalog: &Catalog) -> TokenStream {
-    let synonyms = synonym_table(catalog);
+    let analyzer = &Analyzer::new(catalog);
+    let synonyms = synonym_table(catalog, analyzer);
     // token -> action index -> weight, summed over the sources (name, aliases, keywords,
     // summary, category) that contain the token; within one source the best match counts.
     let mut index: BTreeMap<String, BTreeMap<usize, u8>> = BTreeMap::new();
     for (i, action) in catalog.actions.iter().enumerate() {
         let category = &catalog.categories[action.category];
-        let mut name = vec![(action.name.clone(), NAME)];
-        name.extend(words(&action.name).into_iter().map(|w| (w, NAME_PART)));
+        let parts = |name: &str, weight: u8| {
+            name_parts(name)
+                .into_iter()
+                .map(move |p| (analyzer.normalize(&p), weight))
+        };
+        let mut name = vec![(action.name.to_lowercase(), NAME)];
+        name.extend(parts(&action.name, NAME_PART));
         let mut aliases = Vec::new();
         for alias in &action.aliases {
-            aliases.push((alias.clone(), NAME));
-            aliases.extend(words(alias).into_iter().map(|w| (w, ALIAS_PART)));
+            aliases.push((alias.to_lowercase(), NAME));
+            aliases.extend(parts(alias, ALIAS_PART));
         }
+        // The words of a phrase (`chat record`) are indexed without their synonyms: in the
+        // phrase `record` means a log, not the voice `record` of the synonym table.
         let mut keywords = Vec::new();
         for keyword in &action.keywords {
-            keywords.push((keyword.clone(), KEYWORD));
-            keywords.extend(words(keyword).into_iter().map(|w| (w, KEYWORD_WORD)));
+            keywords.push((analyzer.normalize(keyword), KEYWORD, true));
+            let expand = !keyword.trim().contains(' ');
+            let words = analyzer.terms(keyword).into_iter();
+            keywords.extend(words.map(|w| (w, KEYWORD_WORD, expand)));
         }
-        let summary: Vec<(String, u8)> = words(&action.summary)
+        let summary = analyzer
+            .terms(&action.summary)
             .into_iter()
-            .map(|w| (w, SUMMARY_WORD))
-            .collect();
-        let category_tokens = vec![
+            .map(|w| (w, SUMMARY_WORD));
+        let category_tokens = [
             (category.id.clone(), CATEGORY),
             (category.name.clone(), CATEGORY),
         ];
-        for source in [name, aliases, keywords, summary, category_tokens] {
+        let expanded = |source: Vec<(String, u8)>| -> Vec<(String, u8, bool)> {
+            source.into_iter().map(|(t, w)| (t, w, true)).collect()
+        };
+        let sources = [
+            expanded(name),
+            expanded(aliases),
+            keywords,
+            expanded(summary.collect()),
+            expanded(category_tokens.to_vec()),
+        ];
+        for source in sources {
             let mut best: BTreeMap<String, u8> = BTreeMap::new();
             let mut offer = |token: String, weight: u8| {
                 let slot = best.entry(token).or_insert(0);
                 *slot = (*slot).max(weight);
             };
-            for (token, weight) in source {
-                let token = token.trim().to_lowercase();
+            for (token, weight, expand) in source {
                 if token.is_empty() {
                     continue;
                 }
                 // A synonym counts for two thirds of the word the action really uses.
-                for other in synonyms.get(&token).into_iter().flatten() {
+                let others = synonyms.get(&token).filter(|_| expand);
+                for other in others.into_iter().flatten() {
                     offer(other.clone(), weight * 2 / 3);
                 }
                 offer(token, weight);
@@ -68,6 +92,30 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
             }
         }
     }
+    let mut stopwords: Vec<String> = catalog.stopwords.iter().map(|s| s.to_lowercase()).collect();
+    stopwords.sort();
+    stopwords.dedup();
+    let vocabulary = cjk_vocabulary(&index, &synonyms, &stopwords);
+    let cjk_freqs: Vec<Literal> = vocabulary
+        .iter()
+        .map(|w| {
+            let freq = u32::try_from(analyzer.frequency(w)).unwrap_or(u32::MAX);
+            Literal::u32_unsuffixed(freq)
+        })
+        .collect();
+    let cjk_count = Literal::usize_unsuffixed(vocabulary.len());
+    let cjk_total = Literal::u64_unsuffixed(analyzer.total_frequency());
+    // What the runtime's segmenter finds inside each vocabulary word, worked out here with
+    // the same dictionary, so ranking a query needs no segmenter pass per term.
+    let query_segmenter = analyze::QuerySegmenter::new(
+        vocabulary
+            .iter()
+            .map(|w| (w.as_str(), analyzer.frequency(w))),
+        analyzer.total_frequency(),
+    );
+    let cjk_subwords = str_lists(vocabulary.iter().map(|w| query_segmenter.subwords(w)));
+    let cjk_words = strs(vocabulary);
+
     let token_words = strs(index.keys().cloned());
     let token_hits = lists(index.values().map(|hits| {
         hits.iter()
@@ -80,9 +128,6 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     }));
     let synonym_words = strs(synonyms.keys().cloned());
     let synonym_groups = str_lists(synonyms.values().cloned());
-    let mut stopwords: Vec<String> = catalog.stopwords.iter().map(|s| s.to_lowercase()).collect();
-    stopwords.sort();
-    stopwords.dedup();
     let stopwords = strs(stopwords);
     let substring_texts = strs(catalog.actions.iter().map(|a| {
         let mut text = vec![a.name.clone()];
@@ -96,8 +141,101 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         parts.extend(a.keywords.iter().map(String::as_str));
         parts.join("\n").to_lowercase()
     }));
-    let name_words = str_lists(catalog.actions.iter().map(|a| words(&a.name)));
+    let normalized_parts = |name: &str| -> Vec<String> {
+        name_parts(name)
+            .iter()
+            .map(|p| analyzer.normalize(p))
+            .collect()
+    };
+    let action_parts: Vec<Vec<String>> = catalog
+        .actions
+        .iter()
+        .map(|a| normalized_parts(&a.name))
+        .collect();
+    let name_masks = name_masks(&index, &synonyms, &query_segmenter, &action_parts);
+    let token_name_masks = lists(name_masks.iter().map(|masks| {
+        masks
+            .iter()
+            .map(|(action, names, covers)| {
+                let action = Literal::u16_unsuffixed(*action as u16);
+                let names = Literal::u16_unsuffixed(*names);
+                let covers = Literal::u16_unsuffixed(*covers);
+                quote!((#action, #names, #covers))
+            })
+            .collect()
+    }));
+    let generic_masks = action_parts
+        .iter()
+        .map(|parts| Literal::u16_unsuffixed(part_mask(parts, |p| GENERIC_PARTS.contains(&p))));
+    let name_words = str_lists(action_parts.iter().cloned());
+    let (sequences, sequence_actions): (Vec<Vec<String>>, Vec<Literal>) = catalog
+        .actions
+        .iter()
+        .enumerate()
+        .flat_map(|(i, a)| {
+            std::iter::once(&a.name)
+                .chain(&a.aliases)
+                .map(move |n| (i, n))
+        })
+        .map(|(i, n)| (normalized_parts(n), Literal::u16_unsuffixed(i as u16)))
+        .unzip();
+    let sequence_count = Literal::usize_unsuffixed(sequence_actions.len());
+    // "a b" -> the actions with parts a and b side by side in their name or an alias.
+    let mut adjacent: BTreeMap<String, BTreeSet<u16>> = BTreeMap::new();
+    for (i, a) in catalog.actions.iter().enumerate() {
+        for name in std::iter::once(&a.name).chain(&a.aliases) {
+            for pair in normalized_parts(name).windows(2) {
+                let key = format!("{} {}", pair[0], pair[1]);
+                adjacent.entry(key).or_default().insert(i as u16);
+            }
+        }
+    }
+    let adjacent_pairs = strs(adjacent.keys().cloned());
+    let adjacent_pair_actions = lists(adjacent.values().map(|actions| {
+        actions
+            .iter()
+            .map(|a| Literal::u16_unsuffixed(*a).into_token_stream())
+            .collect()
+    }));
+    let name_sequences = str_lists(sequences);
+    let raw_parts: BTreeSet<String> = catalog
+        .actions
+        .iter()
+        .flat_map(|a| std::iter::once(&a.name).chain(&a.aliases))
+        .flat_map(|n| name_parts(n))
+        .collect();
+    let spelling: BTreeSet<String> = catalog
+        .actions
+        .iter()
+        .flat_map(|a| {
+            let mut texts: Vec<&str> = vec![&a.name, &a.summary];
+            texts.extend(a.aliases.iter().map(String::as_str));
+            texts.extend(a.keywords.iter().map(String::as_str));
+            texts
+        })
+        .chain(catalog.synonyms.iter().flatten().map(String::as_str))
+        .flat_map(|text| Analyzer::surface_words(&text.replace(['_', '.'], " ")))
+        .filter(|w| !stopwords_contains(catalog, w))
+        .collect();
+    // Every English word the catalog writes, and the stop words, with the stem the index
+    // uses: the runtime looks a query word up here before running the stemmer.
+    let stem_table: BTreeMap<String, String> = spelling
+        .iter()
+        .chain(&raw_parts)
+        .chain(catalog.stopwords.iter())
+        .map(|w| w.to_lowercase())
+        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphabetic()))
+        .map(|w| {
+            let stem = analyzer.normalize(&w);
+            (w, stem)
+        })
+        .collect();
+    let stem_words = strs(stem_table.keys().cloned());
+    let stems = strs(stem_table.values().cloned());
+    let name_part_words = strs(raw_parts);
+    let spelling_words = strs(spelling);
     let action_count = catalog.actions.len();
+    let action_count_literal = Literal::usize_unsuffixed(action_count);
     let idf_slots = action_count + 1;
     // The runtime's ranking weight of a term that `hits` actions match: computed here so
     // the server needs no libm (`ln`) and loads one shared library less at start-up.
@@ -108,19 +246,20 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     quote! {
         use crate::catalog::facade::*;
 
-        /// Lower-cased tokens, sorted by bytes.
+        /// Normalized tokens (lower case; English words as their Snowball stem), sorted by
+        /// bytes.
         pub static TOKENS: Strs = #token_words;
 
         /// Per token (in [`TOKENS`] order): (action index, weight), by action index.
         pub static TOKEN_HITS: Lists<(u16, u8)> = #token_hits;
 
-        /// Words that belong to a synonym group, sorted by bytes.
+        /// Normalized words that belong to a synonym group, sorted by bytes.
         pub static SYNONYM_WORDS: Strs = #synonym_words;
 
         /// Per word of [`SYNONYM_WORDS`]: the other words of its groups, sorted.
         pub static SYNONYM_GROUPS: StrLists = #synonym_groups;
 
-        /// Sorted English filler words dropped from keyword queries.
+        /// Sorted stop words, English and Chinese, dropped from keyword queries.
         pub static STOPWORDS: Strs = #stopwords;
 
         /// Per action: lower-cased name, aliases and summary (substring search).
@@ -130,12 +269,173 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// whole tokens.
         pub static CJK_TEXT: Strs = #cjk_texts;
 
-        /// Per action: the words of its name (`set_group_ban` -> set, group, ban).
+        /// Per action: the normalized parts of its name (`set_group_ban` -> set, group, ban).
         pub static NAME_WORDS: StrLists = #name_words;
+
+        /// Per token (in [`TOKENS`] order): (action index, the parts of the action's name the
+        /// token or a synonym of it is, the parts it or the words inside it or their synonyms
+        /// are), as bit masks over [`NAME_WORDS`], for the actions where either is not empty.
+        pub static TOKEN_NAME_MASKS: Lists<(u16, u16, u16)> = #token_name_masks;
+
+        /// Per action: its name parts that say little on their own (`get`, `set`, `nc`), as a
+        /// bit mask over [`NAME_WORDS`].
+        pub static GENERIC_PART_MASKS: [u16; #action_count_literal] = [#(#generic_masks),*];
+
+        /// Every name and alias as its normalized parts, for name fragments (`group_msg`).
+        pub static NAME_SEQUENCES: StrLists = #name_sequences;
+
+        /// Neighbouring name parts as `"a b"` (normalized), sorted by bytes.
+        pub static ADJACENT_PAIRS: Strs = #adjacent_pairs;
+
+        /// Per entry of [`ADJACENT_PAIRS`]: the actions whose name or an alias holds the
+        /// pair, by action index.
+        pub static ADJACENT_PAIR_ACTIONS: Lists<u16> = #adjacent_pair_actions;
+
+        /// Per entry of [`NAME_SEQUENCES`]: the action it names.
+        pub static SEQUENCE_ACTIONS: [u16; #sequence_count] = [#(#sequence_actions),*];
+
+        /// The parts of every name and alias as written, sorted: run-together queries
+        /// (`groupmsg`) are split into these.
+        pub static NAME_PARTS: Strs = #name_part_words;
+
+        /// English words as written (the catalog's words, name parts and stop words), sorted
+        /// by bytes.
+        pub static STEM_WORDS: Strs = #stem_words;
+
+        /// Per word of [`STEM_WORDS`]: its Snowball stem, the form the index uses.
+        pub static STEMS: Strs = #stems;
+
+        /// The catalog's English words as written (three letters or more, no stop words),
+        /// sorted: a query word that matches nothing is corrected to the nearest of these.
+        pub static SPELLING: Strs = #spelling_words;
+
+        /// The Chinese vocabulary a query is segmented against (index words and stop words),
+        /// sorted by bytes.
+        pub static CJK_WORDS: Strs = #cjk_words;
+
+        /// Per word of [`CJK_WORDS`]: jieba's frequency for it at build time.
+        pub static CJK_FREQS: [u32; #cjk_count] = [#(#cjk_freqs),*];
+
+        /// Per word of [`CJK_WORDS`]: the words the query segmenter finds inside it (jieba's
+        /// search mode), the word itself last if the segmenter does not give it.
+        pub static CJK_SUBWORDS: StrLists = #cjk_subwords;
+
+        /// The total of jieba's dictionary at build time: with it, a word's frequency gives
+        /// the same probability at run time as at build time.
+        pub static CJK_TOTAL: u64 = #cjk_total;
 
         /// By how many actions a term matches: its weight, ln(1 + actions / matches).
         pub static IDF: [f64; #idf_slots] = [#(#idf),*];
     }
+}
+
+/// Name parts that say little about what an action is for: they count towards a name's
+/// coverage only when the query names them.
+const GENERIC_PARTS: [&str; 3] = ["get", "set", "nc"];
+
+/// The bits of the parts that pass `test` (part i is bit i).
+fn part_mask(parts: &[String], test: impl Fn(&str) -> bool) -> u16 {
+    assert!(parts.len() <= 16, "an action name has at most 16 parts");
+    parts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| test(p))
+        .fold(0, |mask, (i, _)| mask | 1 << i)
+}
+
+/// Per token (in index order): for each action whose name it touches, (action, the parts the
+/// token or one of its synonyms is, the parts the words inside it or their synonyms are). The
+/// runtime ranks with these instead of comparing words with name parts per action.
+fn name_masks(
+    index: &BTreeMap<String, BTreeMap<usize, u8>>,
+    synonyms: &BTreeMap<String, Vec<String>>,
+    segmenter: &analyze::QuerySegmenter,
+    action_parts: &[Vec<String>],
+) -> Vec<Vec<(usize, u16, u16)>> {
+    let with_synonyms = |word: &str, into: &mut BTreeSet<String>| {
+        into.insert(word.to_string());
+        into.extend(synonyms.get(word).into_iter().flatten().cloned());
+    };
+    index
+        .keys()
+        .map(|token| {
+            let mut names = BTreeSet::new();
+            with_synonyms(token, &mut names);
+            let mut covers = BTreeSet::new();
+            let inside = if token.chars().any(is_cjk) {
+                segmenter.subwords(token)
+            } else {
+                vec![token.clone()]
+            };
+            for word in &inside {
+                with_synonyms(word, &mut covers);
+            }
+            action_parts
+                .iter()
+                .enumerate()
+                .map(|(action, parts)| {
+                    let named = part_mask(parts, |p| names.contains(p));
+                    let covered = part_mask(parts, |p| covers.contains(p));
+                    (action, named, covered)
+                })
+                .filter(|(_, named, covered)| named | covered != 0)
+                .collect()
+        })
+        .collect()
+}
+
+fn stopwords_contains(catalog: &Catalog, word: &str) -> bool {
+    catalog
+        .stopwords
+        .iter()
+        .any(|s| s.eq_ignore_ascii_case(word))
+}
+
+/// The Chinese words a query may be cut into: every Chinese index token, synonym and stop
+/// word, except compounds of the others that are not synonyms (`删除群文件` = 删除 + 群 + 文件). A compound in the
+/// segmenter's dictionary would swallow text a query means differently (`删除群文件夹` would
+/// become 删除群文件 + 夹), and its parts find the same actions: every Chinese term also
+/// matches as a substring of the actions' text.
+fn cjk_vocabulary(
+    index: &BTreeMap<String, BTreeMap<usize, u8>>,
+    synonyms: &BTreeMap<String, Vec<String>>,
+    stopwords: &[String],
+) -> Vec<String> {
+    let words: BTreeSet<String> = index
+        .keys()
+        .chain(synonyms.keys())
+        .chain(stopwords)
+        .filter(|w| !w.is_empty() && w.chars().all(is_cjk))
+        .cloned()
+        .collect();
+    // A word of a synonym group stays whole: the group says what it means as one word
+    // (`聊天记录` is history, which 聊天 + 记录 would not find).
+    words
+        .iter()
+        .filter(|w| synonyms.contains_key(*w) || !is_compound(w, &words))
+        .cloned()
+        .collect()
+}
+
+/// Whether `word` splits into two or more other words of `words`.
+fn is_compound(word: &str, words: &BTreeSet<String>) -> bool {
+    let chars: Vec<char> = word.chars().collect();
+    // pieces[i]: the fewest words covering chars[..i], if any.
+    let mut pieces: Vec<Option<usize>> = vec![None; chars.len() + 1];
+    pieces[0] = Some(0);
+    for end in 1..=chars.len() {
+        for start in 0..end {
+            let Some(count) = pieces[start] else {
+                continue;
+            };
+            let piece: String = chars[start..end].iter().collect();
+            if piece != word && words.contains(&piece) {
+                let count = count + 1;
+                pieces[end] = Some(pieces[end].map_or(count, |c| c.min(count)));
+            }
+        }
+    }
+    pieces[chars.len()].is_some_and(|count| count >= 2)
 }
 
 /// A [`Strs`] table: the strings end to end, and where each one ends.
@@ -172,11 +472,12 @@ fn running_ends(sizes: impl Iterator<Item = usize>) -> Vec<Literal> {
         .collect()
 }
 
-/// word -> every other word that shares a synonym group with it (sorted, deduplicated).
-fn synonym_table(catalog: &Catalog) -> BTreeMap<String, Vec<String>> {
+/// word -> every other word that shares a synonym group with it (normalized, sorted,
+/// deduplicated).
+fn synonym_table(catalog: &Catalog, analyzer: &Analyzer) -> BTreeMap<String, Vec<String>> {
     let mut table: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for group in &catalog.synonyms {
-        let group: Vec<String> = group.iter().map(|w| w.to_lowercase()).collect();
+        let group: Vec<String> = group.iter().map(|w| analyzer.normalize(w)).collect();
         for word in &group {
             let others = table.entry(word.clone()).or_default();
             others.extend(group.iter().filter(|w| *w != word).cloned());
@@ -189,33 +490,22 @@ fn synonym_table(catalog: &Catalog) -> BTreeMap<String, Vec<String>> {
     table
 }
 
-/// Lower-cased ASCII words of two or more characters, and whole runs of CJK text.
-fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut current_is_cjk = false;
-    let flush = |current: &mut String, out: &mut Vec<String>| {
-        if current.chars().count() >= 2 {
-            out.push(current.to_lowercase());
-        }
-        current.clear();
-    };
-    for c in text.chars() {
-        let cjk = is_cjk(c);
-        if c.is_ascii_alphanumeric() || cjk {
-            if !current.is_empty() && cjk != current_is_cjk {
-                flush(&mut current, &mut out);
-            }
-            current_is_cjk = cjk;
-            current.push(c);
-        } else {
-            flush(&mut current, &mut out);
-        }
-    }
-    flush(&mut current, &mut out);
-    out
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+    #[test]
+    fn compounds_of_other_words_are_recognised() {
+        let words: BTreeSet<String> = ["删除", "群", "文件", "文件夹", "戳"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert!(is_compound("删除群文件", &words));
+        assert!(is_compound("群文件夹", &words));
+        assert!(!is_compound("戳一戳", &words), "一 is no word here");
+        assert!(
+            !is_compound("文件", &words),
+            "a word is not its own compound"
+        );
+    }
 }

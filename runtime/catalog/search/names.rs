@@ -1,0 +1,93 @@
+//! How much of an action's name a query names, from bit masks the codegen wrote per token
+//! ([`TOKEN_NAME_MASKS`]): one pass over a short list per term instead of comparing words
+//! with name parts for every action. Words without masks (name fragments, stop words that
+//! are name parts, words no token is) are compared with the parts of the kept actions only.
+
+use std::borrow::Cow;
+
+use super::super::ACTIONS;
+use super::super::generated::search_index::{
+    GENERIC_PART_MASKS, NAME_WORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKEN_NAME_MASKS, TOKENS,
+};
+use super::query::{self, Term, TermKind};
+
+/// Per action: how many terms name a part of its name, and which parts the query covers.
+pub struct NameMatches<'a> {
+    named_terms: Vec<u8>,
+    covered: Vec<u16>,
+    /// Words that cover parts but have no masks (compared per kept action).
+    loose_words: Vec<Cow<'a, str>>,
+}
+
+impl<'a> NameMatches<'a> {
+    /// `ignored`: the query's stop words; one that is a name part still tells which action is
+    /// meant (`can` in "can it send voice messages").
+    pub fn new(terms: &'a [Term], ignored: &'a [String]) -> Self {
+        let mut named_terms = vec![0u8; ACTIONS.len()];
+        let mut covered = vec![0u16; ACTIONS.len()];
+        let mut loose_words: Vec<Cow<'a, str>> = Vec::new();
+        for term in terms {
+            match &term.kind {
+                TermKind::Word(key) => match TOKENS.position(key) {
+                    Some(i) => {
+                        for &(action, names, covers) in TOKEN_NAME_MASKS.get(i) {
+                            let action = usize::from(action);
+                            named_terms[action] += u8::from(names != 0);
+                            covered[action] |= covers;
+                        }
+                    }
+                    None => query::subwords(key).each(|word| {
+                        for synonym in synonyms(&word) {
+                            let synonym: &'a str = synonym;
+                            loose_words.push(Cow::Borrowed(synonym));
+                        }
+                        loose_words.push(word);
+                    }),
+                },
+                TermKind::Fragment(parts) => {
+                    loose_words.extend(parts.iter().map(|p| Cow::Borrowed(p.as_str())));
+                }
+            }
+        }
+        loose_words.extend(ignored.iter().map(|w| Cow::Borrowed(w.as_str())));
+        NameMatches {
+            named_terms,
+            covered,
+            loose_words,
+        }
+    }
+
+    /// How many word terms name a part of the action's name (a word, or a synonym of it, that
+    /// is a part).
+    pub fn named_terms(&self, action: usize) -> usize {
+        usize::from(self.named_terms[action])
+    }
+
+    /// The share of the action's name parts that the query names (0.0 to 1.0). The generic
+    /// parts (`get`, `set`, `nc`) count only when the query names them, so `群 禁言` covers
+    /// all of `set_group_ban` but not all of `set_group_whole_ban`.
+    pub fn coverage(&self, action: usize) -> f64 {
+        let parts = NAME_WORDS.get(action);
+        let count = parts.len();
+        if count == 0 {
+            return 0.0;
+        }
+        let mut covered = self.covered[action];
+        if !self.loose_words.is_empty() {
+            for (i, part) in parts.enumerate() {
+                if self.loose_words.iter().any(|w| w == part) {
+                    covered |= 1 << i;
+                }
+            }
+        }
+        let all = u16::MAX >> (16 - count);
+        let counted = (all & !GENERIC_PART_MASKS[action]) | covered;
+        f64::from(covered.count_ones()) / f64::from(counted.count_ones())
+    }
+}
+
+/// The other words of the term's synonym groups (none when it has no group).
+pub fn synonyms(term: &str) -> impl Iterator<Item = &'static str> + use<> {
+    let group = SYNONYM_WORDS.position(term);
+    group.into_iter().flat_map(|i| SYNONYM_GROUPS.get(i))
+}

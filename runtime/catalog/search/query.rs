@@ -1,0 +1,444 @@
+//! What a keyword query asks for: its terms after stop words, Chinese segmentation, English
+//! stems, name fragments and spelling correction.
+//!
+//! Everything here reads tables the codegen wrote: the query meets the index in the same
+//! normalized form. Chinese runs are cut by jieba over the catalog's own vocabulary (with the
+//! frequencies jieba's full dictionary gave those words at build time), so the full
+//! dictionary is never loaded; the segmenter is built once, on the first Chinese query.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use jieba_rs::Jieba;
+use rust_stemmers::{Algorithm, Stemmer};
+
+use super::super::generated::search_index::{
+    CJK_FREQS, CJK_SUBWORDS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES, SPELLING,
+    STEM_WORDS, STEMS, STOPWORDS, TOKEN_HITS, TOKENS,
+};
+use crate::catalog::facade::Strs;
+
+/// One term of the AND.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// The word as the query wrote it (lower case), or its corrected spelling: what
+    /// diagnostics show.
+    pub text: String,
+    pub kind: TermKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TermKind {
+    /// A normalized word, looked up in the token index (and, when Chinese, in the actions'
+    /// Chinese text).
+    Word(String),
+    /// Normalized name parts in order (`group_msg`, `groupmsg`): matches the names and
+    /// aliases that contain them as a run of parts.
+    Fragment(Vec<String>),
+}
+
+/// A query taken apart.
+#[derive(Debug, Default)]
+pub struct Query {
+    pub terms: Vec<Term>,
+    /// Stop words and particles dropped before the AND, in query order.
+    pub ignored: Vec<String>,
+    /// Misspelled words and what they were read as (`grup -> group`).
+    pub corrected: Vec<String>,
+    /// The query asks a question (`who is muted`, `能发图片吗`): it wants to read something.
+    pub question: bool,
+}
+
+/// Words that make a query a question wherever they stand.
+const QUESTION_WORDS: [&str; 15] = [
+    "who", "what", "which", "whether", "when", "where", "谁", "是谁", "什么", "哪个", "哪些",
+    "多少", "几", "吗", "是否",
+];
+/// Words that make a query a question when they open it (`is the bot online`).
+const QUESTION_OPENERS: [&str; 6] = ["is", "are", "can", "does", "do", "did"];
+
+pub fn analyze(query: &str) -> Query {
+    let mut out = Query::default();
+    for run in runs(&query.to_lowercase()) {
+        match run {
+            Run::Ascii(text) => ascii_run(text, &mut out),
+            Run::Cjk(text) => cjk_run(text, &mut out),
+        }
+    }
+    let opener = query.split_whitespace().next().map(str::to_lowercase);
+    out.question = out
+        .ignored
+        .iter()
+        .any(|w| QUESTION_WORDS.contains(&w.as_str()))
+        || opener.is_some_and(|w| QUESTION_OPENERS.contains(&w.as_str()));
+    out
+}
+
+/// The token index's entry for a normalized word.
+pub fn token(word: &str) -> Option<&'static [(u16, u8)]> {
+    TOKENS.position(word).map(|i| TOKEN_HITS.get(i))
+}
+
+/// The form the index uses: the English stem of an alphabetic word, anything else as is.
+pub fn normalize(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphabetic()) {
+        // The catalog's own words were stemmed at build time; only other words need the
+        // stemmer.
+        match STEM_WORDS.position(word) {
+            Some(i) => STEMS.get(i).to_string(),
+            None => Stemmer::create(Algorithm::English).stem(word).into_owned(),
+        }
+    } else {
+        word.to_string()
+    }
+}
+
+fn is_stopword(word: &str) -> bool {
+    STOPWORDS.position(word).is_some()
+}
+
+fn ascii_run(text: &str, out: &mut Query) {
+    if !text.contains('_') {
+        ascii_word(text, out);
+        return;
+    }
+    let parts: Vec<&str> = text.split('_').filter(|p| !p.is_empty()).collect();
+    match parts.as_slice() {
+        [] => {}
+        [word] => ascii_word(word, out),
+        _ => {
+            let mut fixed = Vec::new();
+            for part in &parts {
+                let known =
+                    NAME_PARTS.position(part).is_some() || token(&normalize(part)).is_some();
+                match correction(part, known, true) {
+                    Some(better) => {
+                        out.corrected.push(format!("{part} -> {better}"));
+                        fixed.push(better.to_string());
+                    }
+                    None => fixed.push(part.to_string()),
+                }
+            }
+            let normalized: Vec<String> = fixed.iter().map(|p| normalize(p)).collect();
+            if names_contain(&normalized) {
+                out.terms.push(Term {
+                    text: fixed.join("_"),
+                    kind: TermKind::Fragment(normalized),
+                });
+            } else {
+                // No name holds these parts in this order: they are ordinary words.
+                for part in fixed {
+                    ascii_word(&part, out);
+                }
+            }
+        }
+    }
+}
+
+fn ascii_word(word: &str, out: &mut Query) {
+    if is_stopword(word) {
+        out.ignored.push(word.to_string());
+        return;
+    }
+    let key = normalize(word);
+    if token(&key).is_some() {
+        out.terms.push(term(word, key));
+        return;
+    }
+    if let Some(parts) = run_together(word) {
+        out.terms.push(Term {
+            text: word.to_string(),
+            kind: TermKind::Fragment(parts),
+        });
+        return;
+    }
+    match correction(word, false, false) {
+        Some(better) => {
+            out.corrected.push(format!("{word} -> {better}"));
+            out.terms.push(term(better, normalize(better)));
+        }
+        // Unknown: it stays in the AND and empties the results.
+        None => out.terms.push(term(word, key)),
+    }
+}
+
+fn term(text: &str, key: String) -> Term {
+    Term {
+        text: text.to_string(),
+        kind: TermKind::Word(key),
+    }
+}
+
+/// Cuts a run of Chinese with jieba. Known words become terms and stop words are dropped.
+/// Unknown text between them is kept as one term when some action's Chinese text contains
+/// it, and dropped (reported as ignored) otherwise: jieba over the catalog's vocabulary
+/// leaves particles such as 他 or 里 as such pieces. A run that yields no term at all and
+/// is not all stop words stays one (unknown) term, so it empties the results.
+fn cjk_run(text: &str, out: &mut Query) {
+    let before = out.terms.len();
+    let mut stopped = false;
+    let mut leftover = String::new();
+    let flush = |leftover: &mut String, out: &mut Query| {
+        if leftover.chars().count() >= 2 && in_cjk_text(leftover) {
+            out.terms.push(term(leftover, leftover.clone()));
+        } else if !leftover.is_empty() {
+            out.ignored.push(leftover.clone());
+        }
+        leftover.clear();
+    };
+    // A run that is one vocabulary word (`禁言`) or one character (`群`) is what jieba would
+    // give back whole: no segmenter is built or run for it.
+    let whole = text.chars().nth(1).is_none() || CJK_WORDS.position(text).is_some();
+    let pieces: Vec<&str> = if whole {
+        vec![text]
+    } else {
+        segmenter()
+            .cut(text, false)
+            .into_iter()
+            .map(|piece| piece.word)
+            .collect()
+    };
+    for word in pieces {
+        if is_stopword(word) {
+            flush(&mut leftover, out);
+            out.ignored.push(word.to_string());
+            stopped = true;
+        } else if token(word).is_some() {
+            flush(&mut leftover, out);
+            out.terms.push(term(word, word.to_string()));
+        } else {
+            leftover.push_str(word);
+        }
+    }
+    flush(&mut leftover, out);
+    if out.terms.len() == before && !stopped {
+        out.ignored.retain(|w| !text.contains(w.as_str()));
+        out.terms.push(term(text, text.to_string()));
+    }
+}
+
+/// The word and, for Chinese, the known words inside it (jieba's search mode). For a word
+/// of the vocabulary the codegen wrote them down ([`CJK_SUBWORDS`]); only other text is cut
+/// here.
+pub fn subwords(word: &str) -> Subwords<'_> {
+    // A word of one or two characters holds no shorter word worth a segmenter pass.
+    if !word.chars().any(is_cjk) || word.chars().count() < 3 {
+        return Subwords::Itself(word);
+    }
+    if let Some(i) = CJK_WORDS.position(word) {
+        return Subwords::Known(i);
+    }
+    let mut words: Vec<String> = segmenter()
+        .cut_for_search(word, false)
+        .into_iter()
+        .map(|piece| piece.word.to_string())
+        .collect();
+    if !words.iter().any(|w| w == word) {
+        words.push(word.to_string());
+    }
+    Subwords::Cut(words)
+}
+
+/// What [`subwords`] found: borrowed wherever it can be.
+pub enum Subwords<'a> {
+    Itself(&'a str),
+    Known(usize),
+    Cut(Vec<String>),
+}
+
+impl<'a> Subwords<'a> {
+    pub fn each(self, mut f: impl FnMut(Cow<'a, str>)) {
+        match self {
+            Subwords::Itself(word) => f(Cow::Borrowed(word)),
+            Subwords::Known(i) => CJK_SUBWORDS.get(i).for_each(|w| f(Cow::Borrowed(w))),
+            Subwords::Cut(words) => words.into_iter().for_each(|w| f(Cow::Owned(w))),
+        }
+    }
+}
+
+/// Whether some action's Chinese text contains the word.
+fn in_cjk_text(word: &str) -> bool {
+    CJK_TEXT.iter().any(|text| text.contains(word))
+}
+
+/// jieba over the catalog's Chinese vocabulary, built on first use.
+fn segmenter() -> &'static Jieba {
+    /// A private-use character: never part of a Chinese run.
+    const UNREACHABLE_WORD: &str = "\u{E000}";
+    static SEGMENTER: OnceLock<Jieba> = OnceLock::new();
+    SEGMENTER.get_or_init(|| {
+        let mut jieba = Jieba::empty();
+        let mut sum = 0u64;
+        for (word, freq) in CJK_WORDS.iter().zip(CJK_FREQS) {
+            jieba.add_word(word, Some(freq as usize), None);
+            sum += u64::from(freq);
+        }
+        // The rest of the build-time dictionary's weight, on a word no query can contain
+        // (queries reach jieba only as runs of Chinese characters): the vocabulary's words
+        // then weigh what they weighed in the full dictionary.
+        let rest = CJK_TOTAL.saturating_sub(sum);
+        jieba.add_word(UNREACHABLE_WORD, Some(rest as usize), None);
+        jieba
+    })
+}
+
+/// Whether some name or alias holds these normalized parts as a run.
+pub fn names_contain(parts: &[String]) -> bool {
+    (0..NAME_SEQUENCES.len()).any(|i| sequence_contains(i, parts))
+}
+
+/// Whether name sequence `i` holds `parts` as a run.
+pub fn sequence_contains(i: usize, parts: &[String]) -> bool {
+    let sequence = NAME_SEQUENCES.get(i);
+    let Some(last_start) = sequence.len().checked_sub(parts.len()) else {
+        return false;
+    };
+    (0..=last_start).any(|start| {
+        sequence
+            .clone()
+            .skip(start)
+            .zip(parts)
+            .all(|(a, b)| a == b.as_str())
+    })
+}
+
+/// `groupmsg` -> group, msg: the fewest name parts (two or more) the word splits into,
+/// normalized, when the catalog has a name holding them as a run.
+fn run_together(word: &str) -> Option<Vec<String>> {
+    if word.len() < 5 || !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    // best[i]: the fewest parts covering word[..i], and where the last one starts.
+    let n = word.len();
+    let mut best: Vec<Option<(usize, usize)>> = vec![None; n + 1];
+    best[0] = Some((0, 0));
+    for end in 1..=n {
+        for start in 0..end {
+            let Some((count, _)) = best[start] else {
+                continue;
+            };
+            if end - start >= 2 && NAME_PARTS.position(&word[start..end]).is_some() {
+                let better = best[end].is_none_or(|(c, _)| count + 1 < c);
+                if better {
+                    best[end] = Some((count + 1, start));
+                }
+            }
+        }
+    }
+    let (count, _) = best[n]?;
+    if count < 2 {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let mut end = n;
+    while end > 0 {
+        let (_, start) = best[end]?;
+        parts.push(normalize(&word[start..end]));
+        end = start;
+    }
+    parts.reverse();
+    names_contain(&parts).then_some(parts)
+}
+
+/// The catalog word a misspelled word most likely means: the nearest by edit distance
+/// (an adjacent swap counts once), name parts tried before other words. `None` for known
+/// words. A word on its own must be five letters or more for one edit (four for a swap,
+/// `sned`) and eight for two, so ordinary short words (`find`, `sent`) are not bent into
+/// catalog words; a part of a name fragment (`get_grup_list`) may be three letters.
+fn correction(word: &str, known: bool, in_fragment: bool) -> Option<&'static str> {
+    if known || word.len() < 3 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let limit = match word.len() {
+        _ if in_fragment && word.len() < 7 => 1,
+        8.. => 2,
+        5.. => 1,
+        4 => 0,
+        _ => return None,
+    };
+    nearest(word, &NAME_PARTS, limit).or_else(|| nearest(word, &SPELLING, limit))
+}
+
+/// The nearest word within `limit` edits; at limit 0, only a swap of two adjacent letters.
+fn nearest(word: &str, vocabulary: &Strs, limit: usize) -> Option<&'static str> {
+    let swap = limit == 0;
+    let limit = limit.max(1);
+    let first = word.as_bytes()[0];
+    vocabulary
+        .iter()
+        .filter(|c| c.len().abs_diff(word.len()) <= limit && c.len() >= 3)
+        .filter(|c| c.bytes().all(|b| b.is_ascii_alphabetic()))
+        .filter(|c| !swap || (c.len() == word.len() && same_letters(word, c)))
+        .map(|c| (strsim::osa_distance(word, c), c))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, c)| (*distance, c.as_bytes()[0] != first))
+        .map(|(_, c)| c)
+}
+
+fn same_letters(a: &str, b: &str) -> bool {
+    let mut a = a.as_bytes().to_vec();
+    let mut b = b.as_bytes().to_vec();
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
+}
+
+enum Run<'a> {
+    Ascii(&'a str),
+    Cjk(&'a str),
+}
+
+/// The query cut into runs of ASCII letters, digits and `_`, and runs of Chinese characters;
+/// anything else separates them.
+fn runs<'a>(text: &'a str) -> Vec<Run<'a>> {
+    let mut out = Vec::new();
+    // The current run: where it starts and whether it is Chinese.
+    let mut current: Option<(usize, bool)> = None;
+    let flush = |current: &mut Option<(usize, bool)>, end: usize, out: &mut Vec<Run<'a>>| {
+        if let Some((start, cjk)) = current.take() {
+            let run = &text[start..end];
+            out.push(if cjk { Run::Cjk(run) } else { Run::Ascii(run) });
+        }
+    };
+    for (at, c) in text.char_indices() {
+        let cjk = is_cjk(c);
+        if c.is_ascii_alphanumeric() || c == '_' || cjk {
+            match current {
+                Some((_, kind)) if kind == cjk => {}
+                Some(_) => {
+                    flush(&mut current, at, &mut out);
+                    current = Some((at, cjk));
+                }
+                None => current = Some((at, cjk)),
+            }
+        } else {
+            flush(&mut current, at, &mut out);
+        }
+    }
+    flush(&mut current, text.len(), &mut out);
+    out
+}
+
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cjk_run` skips the segmenter for a run that is one vocabulary word, which is only
+    /// right if the segmenter gives every such word back whole.
+    #[test]
+    fn the_segmenter_keeps_every_vocabulary_word_whole() {
+        let split: Vec<(&str, Vec<&str>)> = CJK_WORDS
+            .iter()
+            .map(|word| {
+                let pieces = segmenter().cut(word, false).into_iter().map(|p| p.word);
+                (word, pieces.collect::<Vec<_>>())
+            })
+            .filter(|(word, pieces)| pieces.as_slice() != [*word])
+            .collect();
+        assert!(split.is_empty(), "{split:?}");
+    }
+}
