@@ -43,7 +43,13 @@ async fn succeeding_call(server: &mut RawServer, id: i64) -> Value {
 }
 
 async fn failing_call(server: &mut RawServer, id: i64) -> Value {
-    call(server, id, "get_action", json!({ "name": "no_such_action_xyz" })).await
+    call(
+        server,
+        id,
+        "get_action",
+        json!({ "name": "no_such_action_xyz" }),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -57,11 +63,19 @@ async fn legacy_initialize_offers_logging_and_discover_does_not() {
                     "clientInfo": { "name": "raw-test", "version": "1" } }),
         )
         .await;
-    assert_eq!(init["result"]["capabilities"]["logging"], json!({}), "{init}");
+    assert_eq!(
+        init["result"]["capabilities"]["logging"],
+        json!({}),
+        "{init}"
+    );
 
     let mut modern = RawServer::spawn(&[]);
     let discover = modern
-        .request(1, "server/discover", json!({ "_meta": modern_meta(json!({})) }))
+        .request(
+            1,
+            "server/discover",
+            json!({ "_meta": modern_meta(json!({})) }),
+        )
         .await;
     let capabilities = &discover["result"]["capabilities"];
     assert!(capabilities.is_object(), "{discover}");
@@ -106,7 +120,10 @@ async fn nothing_is_sent_before_set_level_then_one_info_message_per_call() {
         .map(String::as_str)
         .collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["duration_ms", "kind", "outcome", "tool", "traceparent"]);
+    assert_eq!(
+        keys,
+        ["duration_ms", "kind", "outcome", "tool", "traceparent"]
+    );
     assert!(!messages[0].to_string().contains("禁言"));
 
     // A 2026-07-28 request on the same connection is unchanged: no message.

@@ -81,7 +81,7 @@ impl SnowlumaServer {
                     ctx,
                     CallRecord {
                         tool: action.meta.name,
-                        trace: trace,
+                        trace,
                         outcome: refusal.outcome().as_str(),
                         failure: refusal.diagnostics.kind,
                         started,
@@ -119,7 +119,7 @@ impl SnowlumaServer {
                     ctx,
                     CallRecord {
                         tool: action.meta.name,
-                        trace: trace,
+                        trace,
                         outcome: "continued",
                         failure: None,
                         started,
@@ -141,7 +141,7 @@ impl SnowlumaServer {
             ctx,
             CallRecord {
                 tool: action.meta.name,
-                trace: trace,
+                trace,
                 outcome: reply.outcome().as_str(),
                 failure: reply.diagnostics.kind,
                 started,
