@@ -11,7 +11,6 @@
 // negotiated 2025-11-25 or earlier still have it.
 #![allow(deprecated)]
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
@@ -25,37 +24,6 @@ use crate::trace::{self, TraceContext};
 
 /// The `logger` of every message this server sends.
 pub const LOGGER: &str = "snowluma-mcp";
-
-/// The least severe level a session's client asked for with `logging/setLevel`; unset until
-/// it asks. One per session (see `Session::log_level`).
-#[derive(Default)]
-pub struct ClientLogLevel(AtomicU8);
-
-impl ClientLogLevel {
-    pub fn set(&self, level: LoggingLevel) {
-        self.0.store(severity(level), Ordering::Relaxed);
-    }
-
-    /// True when the client asked for messages and `level` is at least as severe as its level.
-    fn wants(&self, level: LoggingLevel) -> bool {
-        let threshold = self.0.load(Ordering::Relaxed);
-        threshold != 0 && severity(level) >= threshold
-    }
-}
-
-/// RFC 5424 order, least severe first, from 1 (0 means "not set").
-fn severity(level: LoggingLevel) -> u8 {
-    match level {
-        LoggingLevel::Debug => 1,
-        LoggingLevel::Info => 2,
-        LoggingLevel::Notice => 3,
-        LoggingLevel::Warning => 4,
-        LoggingLevel::Error => 5,
-        LoggingLevel::Critical => 6,
-        LoggingLevel::Alert => 7,
-        LoggingLevel::Emergency => 8,
-    }
-}
 
 /// The level of a call's message from its outcome (see the module header).
 fn call_level(outcome: &str) -> LoggingLevel {
@@ -115,18 +83,6 @@ fn message_data(call: &CallRecord<'_>, elapsed: Duration) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_session_wants_nothing_until_its_client_sets_a_level() {
-        let level = ClientLogLevel::default();
-        assert!(!level.wants(LoggingLevel::Emergency));
-        level.set(LoggingLevel::Warning);
-        assert!(!level.wants(LoggingLevel::Info));
-        assert!(level.wants(LoggingLevel::Warning));
-        assert!(level.wants(LoggingLevel::Error));
-        level.set(LoggingLevel::Debug);
-        assert!(level.wants(LoggingLevel::Info));
-    }
 
     #[test]
     fn outcomes_map_to_levels() {

@@ -11,6 +11,7 @@ mod event_resources;
 mod event_routes;
 pub mod http;
 mod input_round;
+mod log_level;
 mod progress;
 mod render;
 mod resources;

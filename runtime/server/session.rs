@@ -10,8 +10,8 @@ use rmcp::RoleServer;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RequestContext;
 
-use super::call_log::ClientLogLevel;
 use super::event_routes::SessionEvents;
+use super::log_level::ClientLogLevel;
 use super::tool_list::ToolLists;
 use crate::config::Config;
 use crate::config::principals::{DEFAULT_PRINCIPAL, Principal, session_owner};
