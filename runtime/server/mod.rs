@@ -4,12 +4,14 @@
 //! calls, definitions into MCP tools, replies into MCP results.
 
 mod boxed_service;
+mod call_log;
 pub(crate) mod decode;
 mod encode;
 mod event_resources;
 mod event_routes;
 pub mod http;
 mod input_round;
+mod log_level;
 mod progress;
 mod render;
 mod resources;
@@ -26,11 +28,12 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
-    CompleteResult, CompletionInfo, GetTaskParams, GetTaskResult, Implementation, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams, UpdateTaskParams,
+    CompleteResult, CompletionInfo, GetTaskParams, GetTaskResult, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
+    ServerCapabilities, ServerConfig, SetLevelRequestMethod, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -203,6 +206,34 @@ impl ServerHandler for SnowlumaServer {
                 ACTIONS.len(),
                 self.shared.config.mode.as_str()
             ))
+    }
+
+    /// `initialize` (always a legacy session): also offers MCP logging, which 2026-07-28
+    /// removed, so server/discover (from `get_info`) does not.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        ctx.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        result.capabilities.logging = Some(JsonObject::new());
+        Ok(result)
+    }
+
+    /// Legacy `logging/setLevel`: from now on this session's calls send their log line as a
+    /// message at or above `level` (see `call_log`). 2026-07-28 requests are refused as before.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if is_modern(&ctx) {
+            return Err(ErrorData::method_not_found::<SetLevelRequestMethod>());
+        }
+        self.session.log_level.set(request.level);
+        Ok(())
     }
 
     async fn list_tools(

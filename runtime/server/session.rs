@@ -11,6 +11,7 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::RequestContext;
 
 use super::event_routes::SessionEvents;
+use super::log_level::ClientLogLevel;
 use super::tool_list::ToolLists;
 use crate::config::Config;
 use crate::config::principals::{DEFAULT_PRINCIPAL, Principal, session_owner};
@@ -59,6 +60,9 @@ pub struct Session {
     /// Who owns what this session's calls leave behind (paged results, tasks, input
     /// prompts): see `Call::owner`.
     pub owner: String,
+    /// The level this connection's client asked for with `logging/setLevel` (legacy
+    /// sessions only; see `call_log`).
+    pub log_level: ClientLogLevel,
     /// A legacy HTTP session's paged results, released when it ends (DELETE, idle expiry).
     _pages: Option<ReleasePages>,
 }
@@ -132,6 +136,7 @@ impl Session {
                 .map(|hub| SessionEvents::new(hub, &owner)),
             principal,
             owner,
+            log_level: ClientLogLevel::default(),
             id,
         }
     }

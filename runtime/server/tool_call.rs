@@ -9,11 +9,12 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
+use super::call_log::CallRecord;
 use super::session::{Session, is_modern, request_capabilities};
 use super::{SnowlumaServer, input_round, progress, render, result_meta, task_methods};
 use crate::exec::{Capability, ClientCapabilities, gate};
 use crate::tools::{Answer, Call, ConnectionEvents, InputRound, action_tools, read_more, registry};
-use crate::trace::{self, TraceContext};
+use crate::trace::TraceContext;
 
 impl SnowlumaServer {
     /// The client's capabilities for this request, less what this server cannot serve: the
@@ -76,14 +77,17 @@ impl SnowlumaServer {
         ) {
             Ok(budget) => budget,
             Err(refusal) => {
-                trace::log_call(
-                    action.meta.name,
-                    &self.session_for(ctx).principal,
-                    trace,
-                    refusal.outcome().as_str(),
-                    refusal.diagnostics.kind,
-                    started.elapsed(),
-                );
+                self.log_call(
+                    ctx,
+                    CallRecord {
+                        tool: action.meta.name,
+                        trace,
+                        outcome: refusal.outcome().as_str(),
+                        failure: refusal.diagnostics.kind,
+                        started,
+                    },
+                )
+                .await;
                 let meta = result_meta(ctx).unwrap_or_default();
                 return render::into_result(refusal, trace, meta, self.structured).into();
             }
@@ -111,14 +115,17 @@ impl SnowlumaServer {
             Answer::Reply(reply) => reply,
             Answer::InputRequired { key, form, state } => {
                 // A confirmation round (2026-07-28): the call goes on with the answer.
-                trace::log_call(
-                    action.meta.name,
-                    &self.session_for(ctx).principal,
-                    trace,
-                    "continued",
-                    None,
-                    started.elapsed(),
-                );
+                self.log_call(
+                    ctx,
+                    CallRecord {
+                        tool: action.meta.name,
+                        trace,
+                        outcome: "continued",
+                        failure: None,
+                        started,
+                    },
+                )
+                .await;
                 return input_round::input_required(key, form, state);
             }
             // Typed tools never start background tasks.
@@ -130,14 +137,17 @@ impl SnowlumaServer {
             &self.shared.pages,
             &self.session_for(ctx).owner,
         );
-        trace::log_call(
-            action.meta.name,
-            &self.session_for(ctx).principal,
-            trace,
-            reply.outcome().as_str(),
-            reply.diagnostics.kind,
-            started.elapsed(),
-        );
+        self.log_call(
+            ctx,
+            CallRecord {
+                tool: action.meta.name,
+                trace,
+                outcome: reply.outcome().as_str(),
+                failure: reply.diagnostics.kind,
+                started,
+            },
+        )
+        .await;
         let meta = result_meta(ctx).unwrap_or_default();
         render::into_result(reply, trace, meta, self.structured).into()
     }
@@ -171,14 +181,17 @@ impl SnowlumaServer {
                 .await);
         }
         let Some(tool) = registry::find(name) else {
-            trace::log_call(
-                "unknown",
-                &self.session_for(&ctx).principal,
-                &trace,
-                "failed",
-                Some(crate::outcome::ErrorKind::UnknownTool),
-                started.elapsed(),
-            );
+            self.log_call(
+                &ctx,
+                CallRecord {
+                    tool: "unknown",
+                    trace: &trace,
+                    outcome: "failed",
+                    failure: Some(crate::outcome::ErrorKind::UnknownTool),
+                    started,
+                },
+            )
+            .await;
             return Err(ErrorData::invalid_params(
                 format!("tool not found: {name}"),
                 None,
@@ -235,25 +248,31 @@ impl SnowlumaServer {
             Ok(continuation) => {
                 // Not an outcome yet: the call goes on when the client answers (input round)
                 // or in the background (task).
-                trace::log_call(
-                    tool.name,
-                    &self.session_for(&ctx).principal,
-                    &trace,
-                    "continued",
-                    None,
-                    started.elapsed(),
-                );
+                self.log_call(
+                    &ctx,
+                    CallRecord {
+                        tool: tool.name,
+                        trace: &trace,
+                        outcome: "continued",
+                        failure: None,
+                        started,
+                    },
+                )
+                .await;
                 return Ok(continuation);
             }
         };
-        trace::log_call(
-            tool.name,
-            &self.session_for(&ctx).principal,
-            &trace,
-            reply.outcome().as_str(),
-            reply.diagnostics.kind,
-            started.elapsed(),
-        );
+        self.log_call(
+            &ctx,
+            CallRecord {
+                tool: tool.name,
+                trace: &trace,
+                outcome: reply.outcome().as_str(),
+                failure: reply.diagnostics.kind,
+                started,
+            },
+        )
+        .await;
         let reply = read_more::fit(
             reply,
             budget.ok().flatten(),

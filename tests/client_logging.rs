@@ -1,0 +1,173 @@
+//! MCP logging for legacy sessions (issue 37, the conformance suite's `logging-set-level`):
+//! `initialize` offers the `logging` capability, `logging/setLevel` stores the client's level
+//! in its session, and from then on each `tools/call` of that session sends its log line as
+//! one `notifications/message` at or above that level. Nothing is sent before a client asks,
+//! and 2026-07-28 requests (whose revision dropped setLevel) are unchanged. Over real stdio.
+
+#[path = "support/raw_client.rs"]
+mod raw_client;
+
+use raw_client::{RawServer, modern_meta};
+use serde_json::{Value, json};
+
+/// The `notifications/message` read so far (they arrive before the call's response, which
+/// is what every wait below waits for), taken out of the backlog.
+fn take_log_messages(server: &mut RawServer) -> Vec<Value> {
+    let (messages, rest) = std::mem::take(&mut server.backlog)
+        .into_iter()
+        .partition(|m| m["method"] == "notifications/message");
+    server.backlog = rest;
+    messages
+}
+
+async fn call(server: &mut RawServer, id: i64, tool: &str, arguments: Value) -> Value {
+    server
+        .request(
+            id,
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        )
+        .await
+}
+
+async fn set_level(server: &mut RawServer, id: i64, level: &str) {
+    let answer = server
+        .request(id, "logging/setLevel", json!({ "level": level }))
+        .await;
+    assert_eq!(answer["result"], json!({}), "{answer}");
+}
+
+/// A call that succeeds without SnowLuma, and one that fails (an action the catalog lacks).
+async fn succeeding_call(server: &mut RawServer, id: i64) -> Value {
+    call(server, id, "search_actions", json!({ "query": "禁言" })).await
+}
+
+async fn failing_call(server: &mut RawServer, id: i64) -> Value {
+    call(
+        server,
+        id,
+        "get_action",
+        json!({ "name": "no_such_action_xyz" }),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn legacy_initialize_offers_logging_and_discover_does_not() {
+    let mut server = RawServer::spawn(&[]);
+    let init = server
+        .request(
+            0,
+            "initialize",
+            json!({ "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": { "name": "raw-test", "version": "1" } }),
+        )
+        .await;
+    assert_eq!(
+        init["result"]["capabilities"]["logging"],
+        json!({}),
+        "{init}"
+    );
+
+    let mut modern = RawServer::spawn(&[]);
+    let discover = modern
+        .request(
+            1,
+            "server/discover",
+            json!({ "_meta": modern_meta(json!({})) }),
+        )
+        .await;
+    let capabilities = &discover["result"]["capabilities"];
+    assert!(capabilities.is_object(), "{discover}");
+    assert!(capabilities.get("logging").is_none(), "{discover}");
+    let refused = modern
+        .request(
+            2,
+            "logging/setLevel",
+            json!({ "level": "info", "_meta": modern_meta(json!({})) }),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+}
+
+#[tokio::test]
+async fn nothing_is_sent_before_set_level_then_one_info_message_per_call() {
+    let mut server = RawServer::spawn(&[]);
+    server.initialize_legacy(json!({})).await;
+    let answer = succeeding_call(&mut server, 1).await;
+    assert!(answer["result"].is_object(), "{answer}");
+    assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
+
+    set_level(&mut server, 2, "info").await;
+    let answer = succeeding_call(&mut server, 3).await;
+    let traceparent = answer["result"]["_meta"]["traceparent"].clone();
+    assert!(traceparent.is_string(), "{answer}");
+    let messages = take_log_messages(&mut server);
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    let params = &messages[0]["params"];
+    assert_eq!(params["level"], "info");
+    assert_eq!(params["logger"], "snowluma-mcp");
+    assert_eq!(params["data"]["tool"], "search_actions");
+    assert_eq!(params["data"]["outcome"], "success");
+    assert_eq!(params["data"]["kind"], Value::Null);
+    assert_eq!(params["data"]["traceparent"], traceparent);
+    assert!(params["data"]["duration_ms"].as_f64().is_some(), "{params}");
+    // The call's facts and nothing else: never its params (the query) or results.
+    let mut keys: Vec<&str> = params["data"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["duration_ms", "kind", "outcome", "tool", "traceparent"]
+    );
+    assert!(!messages[0].to_string().contains("禁言"));
+
+    // A 2026-07-28 request on the same connection is unchanged: no message.
+    let modern = server
+        .request(
+            4,
+            "tools/call",
+            json!({ "name": "search_actions", "arguments": { "query": "禁言" },
+                    "_meta": modern_meta(json!({})) }),
+        )
+        .await;
+    assert!(modern["result"].is_object(), "{modern}");
+    assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
+}
+
+#[tokio::test]
+async fn the_session_level_filters_messages() {
+    let mut server = RawServer::spawn(&[]);
+    server.initialize_legacy(json!({})).await;
+    set_level(&mut server, 1, "error").await;
+
+    let answer = succeeding_call(&mut server, 2).await;
+    assert!(answer["result"].is_object(), "{answer}");
+    assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
+
+    let answer = failing_call(&mut server, 3).await;
+    assert_eq!(
+        answer["result"]["structuredContent"]["diagnostics"]["outcome"], "failed",
+        "{answer}"
+    );
+    let messages = take_log_messages(&mut server);
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    let params = &messages[0]["params"];
+    assert_eq!(params["level"], "error");
+    assert_eq!(params["data"]["tool"], "get_action");
+    assert_eq!(params["data"]["outcome"], "failed");
+    assert_eq!(
+        params["data"]["kind"],
+        answer["result"]["structuredContent"]["diagnostics"]["kind"]
+    );
+    assert!(!messages[0].to_string().contains("no_such_action_xyz"));
+
+    // Raising the bar above error silences failures too.
+    set_level(&mut server, 4, "critical").await;
+    failing_call(&mut server, 5).await;
+    assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
+}
