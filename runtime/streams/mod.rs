@@ -134,8 +134,15 @@ pub struct StreamSlot {
     _holder: Holder,
 }
 
-/// How many slots each principal holds, for its share (`SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT`).
-type Holders = Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>;
+/// How many slots each principal holds, for its share (`SNOWLUMA_MCP_PRINCIPAL_SHARE_PERCENT`),
+/// and a signal for background work waiting until its principal is under its share again.
+type Holders = Arc<HolderCounts>;
+
+#[derive(Default)]
+struct HolderCounts {
+    counts: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    released: tokio::sync::Notify,
+}
 
 /// One slot counted for its principal until dropped.
 struct Holder {
@@ -145,13 +152,21 @@ struct Holder {
 
 impl Drop for Holder {
     fn drop(&mut self) {
-        let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(count) = holders.get_mut(&self.principal) {
-            *count -= 1;
-            if *count == 0 {
-                holders.remove(&self.principal);
+        {
+            let mut holders = self
+                .holders
+                .counts
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if let Some(count) = holders.get_mut(&self.principal) {
+                *count -= 1;
+                if *count == 0 {
+                    holders.remove(&self.principal);
+                }
             }
         }
+        // The slot's permit is already back (it is dropped first): waiters look again.
+        self.holders.released.notify_waiters();
     }
 }
 
@@ -209,6 +224,7 @@ impl Streams {
         let principal = principal_of(principal).to_string();
         *self
             .holders
+            .counts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .entry(principal.clone())
@@ -227,6 +243,7 @@ impl Streams {
         let share = self.share.get().copied()?;
         let held = self
             .holders
+            .counts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(principal_of(principal))
@@ -250,28 +267,45 @@ impl Streams {
         }
     }
 
-    /// Waits for a transfer slot, as background work does instead of answering `busy`.
-    /// `on_wait` runs once if none is free at once. `None` when `cancel` fires first. (A
-    /// principal's background work is bounded by its share of the task slots instead.)
+    /// Waits for a transfer slot, as background work does instead of answering `busy`: a
+    /// free slot within `principal`'s share, when one is in force. `on_wait` runs once if
+    /// there is none at once. `None` when `cancel` fires first.
     pub async fn wait_slot(
         &self,
         principal: &str,
         cancel: &CancellationToken,
         on_wait: impl FnOnce(&str),
     ) -> Option<StreamSlot> {
-        if let Ok(permit) = self.slots.clone().try_acquire_owned() {
-            return Some(self.slot(permit, principal));
-        }
-        on_wait(&format!(
-            "waiting for a transfer slot: {} stream actions are running \
-             (SNOWLUMA_MCP_MAX_STREAMS); it starts when one finishes",
-            self.config.max_streams
-        ));
-        tokio::select! {
-            permit = self.slots.clone().acquire_owned() => {
-                permit.ok().map(|permit| self.slot(permit, principal))
+        let mut on_wait = Some(on_wait);
+        loop {
+            // Created before looking, so a slot freed in between still wakes this waiter.
+            let released = self.holders.released.notified();
+            let share = self.share_used(principal);
+            if share.is_none()
+                && let Ok(permit) = self.slots.clone().try_acquire_owned()
+            {
+                return Some(self.slot(permit, principal));
             }
-            () = cancel.cancelled() => None,
+            if let Some(on_wait) = on_wait.take() {
+                on_wait(&match share {
+                    Some(share) => format!(
+                        "waiting for a transfer slot: this client already runs {} of the {} \
+                         stream actions that may run at once (SNOWLUMA_MCP_MAX_STREAMS); it \
+                         starts when one of them finishes",
+                        share.describe(self.config.max_streams),
+                        self.config.max_streams
+                    ),
+                    None => format!(
+                        "waiting for a transfer slot: {} stream actions are running \
+                         (SNOWLUMA_MCP_MAX_STREAMS); it starts when one finishes",
+                        self.config.max_streams
+                    ),
+                });
+            }
+            tokio::select! {
+                () = released => {}
+                () = cancel.cancelled() => return None,
+            }
         }
     }
 
