@@ -23,32 +23,8 @@ use serde_json::{Value, json};
 const ALICE: &str = "alice-share-token-19";
 const BOB: &str = "bob-share-token-27";
 
-async fn start_task(url: &str, token: &str, id: i64, file: &str) -> Value {
-    let params = json!({
-        "name": "invoke_action_background",
-        "arguments": { "action": "download_file_stream", "params": { "file": file } },
-        "_meta": raw_client::modern_meta(json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } })),
-    });
-    let reply = post(
-        url,
-        Some(token),
-        &[
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "tools/call"),
-            ("mcp-name", "invoke_action_background"),
-        ],
-        &json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }),
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    reply.json()
-}
-
-#[tokio::test]
-async fn one_principal_filling_its_task_share_leaves_the_other_working() {
-    let fake = FakeSnowLuma::start(None).await;
-    // Transfers wait in the relay, so started tasks keep their slots during the checks.
-    let relay = GatedRelay::start(fake.port).await;
+/// Alice and Bob from a tokens file, write mode, tasks, SnowLuma behind `relay`.
+async fn two_principal_server(relay: &GatedRelay) -> (tempfile::TempDir, HttpServer) {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens");
     std::fs::write(&tokens, format!("alice {ALICE}\nbob {BOB}\n")).unwrap();
@@ -66,6 +42,22 @@ async fn one_principal_filling_its_task_share_leaves_the_other_working() {
         &[],
     )
     .await;
+    (dir, server)
+}
+
+/// A background download of `file` as `token`.
+async fn start_task(url: &str, token: &str, id: i64, file: &str) -> Value {
+    let args = json!({ "action": "download_file_stream", "params": { "file": file } });
+    let params = json!({ "name": "invoke_action_background", "arguments": args });
+    modern(url, token, id, "tools/call", params).await
+}
+
+#[tokio::test]
+async fn one_principal_filling_its_task_share_leaves_the_other_working() {
+    let fake = FakeSnowLuma::start(None).await;
+    // Transfers wait in the relay, so started tasks keep their slots during the checks.
+    let relay = GatedRelay::start(fake.port).await;
+    let (_dir, server) = two_principal_server(&relay).await;
     let url = &server.url;
     let files: Vec<String> = (0..4)
         .map(|n| fake.add_generated_file(&format!("share-{n}.bin"), 100_000 + n, n as u8))
@@ -118,23 +110,7 @@ async fn background_transfers_wait_within_their_principals_stream_share() {
     let fake = FakeSnowLuma::start(None).await;
     // Transfers wait in the relay, so a started one keeps its slot during the checks.
     let relay = GatedRelay::start(fake.port).await;
-    let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens");
-    std::fs::write(&tokens, format!("alice {ALICE}\nbob {BOB}\n")).unwrap();
-    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let downloads = dir.path().join("downloads");
-    let tasks = dir.path().join("tasks");
-    let server = HttpServer::start(
-        &[
-            ("SNOWLUMA_MCP_HTTP_TOKENS_FILE", tokens.to_str().unwrap()),
-            ("SNOWLUMA_MCP_MODE", "write"),
-            ("SNOWLUMA_MCP_ENDPOINT", &relay.url),
-            ("SNOWLUMA_MCP_DOWNLOAD_DIR", downloads.to_str().unwrap()),
-            ("SNOWLUMA_MCP_TASK_DIR", tasks.to_str().unwrap()),
-        ],
-        &[],
-    )
-    .await;
+    let (_dir, server) = two_principal_server(&relay).await;
     let url = server.url.clone();
     let files: Vec<String> = (0..3)
         .map(|n| fake.add_generated_file(&format!("wait-{n}.bin"), 70_000 + n, n as u8))
