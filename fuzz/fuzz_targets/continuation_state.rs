@@ -28,6 +28,9 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use snowluma_mcp::input::{Answer, Clock, Continuations, InputError, MAX_PENDING, complete};
 
+/// Every prompt of this run belongs to one client (ownership across clients is tested in
+/// tests/http_principals.rs).
+const OWNER: &str = "default";
 const LIFETIME: Duration = Duration::from_secs(60);
 
 #[derive(Clone, Default)]
@@ -91,7 +94,7 @@ impl Model {
 
     fn open(&mut self, tool: &str, args: &Map<String, Value>) {
         let room = self.pending() < MAX_PENDING;
-        match self.registry.open(tool, args) {
+        match self.registry.open(OWNER, tool, args) {
             Ok(pending) => {
                 assert!(room, "a prompt was opened past the limit");
                 assert_eq!(pending.expires_in, LIFETIME);
@@ -110,7 +113,13 @@ impl Model {
             }
             Err(error) => {
                 assert!(!room, "open failed with room left: {error:?}");
-                assert_eq!(error, InputError::TooManyPending { limit: MAX_PENDING });
+                assert_eq!(
+                    error,
+                    InputError::TooManyPending {
+                        limit: MAX_PENDING,
+                        share: None,
+                    }
+                );
             }
         }
         assert_eq!(self.registry.pending(), self.pending());
@@ -164,7 +173,7 @@ impl Model {
 
     fn reopen(&mut self, state: &str, tool: &str, args: &Map<String, Value>) {
         let expected = self.expect(state, tool, args);
-        match (self.registry.reopen(tool, args, state), expected) {
+        match (self.registry.reopen(OWNER, tool, args, state), expected) {
             (Ok(pending), Ok(index)) => {
                 self.issued[index].used = true;
                 self.issue(pending.state, tool, args);
@@ -176,7 +185,9 @@ impl Model {
 
     fn resume(&mut self, state: &str, tool: &str, args: &Map<String, Value>, answer: Answer) {
         let expected = self.expect(state, tool, args);
-        let got = self.registry.resume(tool, args, state, answer.clone());
+        let got = self
+            .registry
+            .resume(OWNER, tool, args, state, answer.clone());
         match expected {
             Ok(index) => {
                 self.issued[index].used = true;
