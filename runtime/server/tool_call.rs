@@ -57,105 +57,28 @@ impl SnowlumaServer {
     }
 }
 
-impl SnowlumaServer {
-    /// A call of a typed action tool: the same pipeline and gate as query_action /
-    /// invoke_action, rendered like every tool result.
-    async fn call_action_tool(
-        &self,
-        action: crate::catalog::Resolved,
-        request: CallToolRequestParams,
-        ctx: &RequestContext<RoleServer>,
-        trace: &TraceContext,
-        started: Instant,
-    ) -> CallToolResponse {
-        // `budget` is the one argument a typed tool takes beyond the action's params.
-        let mut arguments = request.arguments;
-        let budget = match read_more::take_budget(
-            &mut arguments,
-            &self.shared.config.results,
-            self.shared.config.http.is_some(),
-        ) {
-            Ok(budget) => budget,
-            Err(refusal) => {
-                self.log_call(
-                    ctx,
-                    CallRecord {
-                        tool: action.meta.name,
-                        trace,
-                        outcome: refusal.outcome().as_str(),
-                        failure: refusal.diagnostics.kind,
-                        started,
-                    },
-                )
-                .await;
-                let meta = result_meta(ctx).unwrap_or_default();
-                return render::into_result(refusal, trace, meta, self.structured).into();
-            }
-        };
-        let call = Call {
-            shared: &self.shared.services,
-            principal: self.session_for(ctx).principal.clone(),
-            owner: self.session_for(ctx).owner.clone(),
-            events: connection_events(&self.session),
-            args: arguments,
-            trace,
-            cancel: &ctx.ct,
-            progress: progress::for_request(&ctx.peer, ctx.meta.get_progress_token()),
-            input: InputRound {
-                caps: request_capabilities(ctx),
-                modern: is_modern(ctx),
-                request_state: request.request_state,
-                input_responses: request.input_responses,
-                client: &ctx.peer,
-            },
-            stored_result: render::stored_result,
-            budget,
-        };
-        let reply = match action_tools::call(action, call).await {
-            Answer::Reply(reply) => reply,
-            Answer::InputRequired { key, form, state } => {
-                // A confirmation round (2026-07-28): the call goes on with the answer.
-                self.log_call(
-                    ctx,
-                    CallRecord {
-                        tool: action.meta.name,
-                        trace,
-                        outcome: "continued",
-                        failure: None,
-                        started,
-                    },
-                )
-                .await;
-                return input_round::input_required(key, form, state);
-            }
-            // Typed tools never start background tasks.
-            Answer::TaskStarted(_) => unreachable!("a typed action tool started a task"),
-        };
-        let reply = read_more::fit(
-            reply,
-            budget,
-            &self.shared.pages,
-            &self.session_for(ctx).owner,
-        );
-        self.log_call(
-            ctx,
-            CallRecord {
-                tool: action.meta.name,
-                trace,
-                outcome: reply.outcome().as_str(),
-                failure: reply.diagnostics.kind,
-                started,
-            },
-        )
-        .await;
-        let meta = result_meta(ctx).unwrap_or_default();
-        render::into_result(reply, trace, meta, self.structured).into()
+/// What a `tools/call` names: a registry tool, or a typed action tool
+/// (`SNOWLUMA_MCP_TOOLSETS`).
+#[derive(Clone, Copy)]
+enum Target {
+    Tool(&'static registry::ToolSpec),
+    Action(crate::catalog::Resolved),
+}
+
+impl Target {
+    /// The name the call's log line and message carry.
+    fn name(self) -> &'static str {
+        match self {
+            Target::Tool(tool) => tool.name,
+            Target::Action(action) => action.meta.name,
+        }
     }
 }
 
 impl SnowlumaServer {
-    /// `tools/call`: the trace context, the tool's capability and mode gates, its handler, and
-    /// the rendering of its reply (see `call_tool` for why this is a separate future).
+    /// `tools/call`: the trace context, the tool's capability and mode gates, its handler (or
+    /// a typed action tool through the execution pipeline), and the rendering of its reply
+    /// (see `call_tool` for why this is a separate future).
     pub(super) async fn dispatch_tool_call(
         &self,
         request: CallToolRequestParams,
@@ -173,14 +96,11 @@ impl SnowlumaServer {
                 )
             })?;
         let name = request.name.as_ref();
-        if registry::find(name).is_none()
-            && let Some(action) = action_tools::find(&self.shared, name)
-        {
-            return Ok(self
-                .call_action_tool(action, request, &ctx, &trace, started)
-                .await);
-        }
-        let Some(tool) = registry::find(name) else {
+        let target = match registry::find(name) {
+            Some(tool) => Some(Target::Tool(tool)),
+            None => action_tools::find(&self.shared, name).map(Target::Action),
+        };
+        let Some(target) = target else {
             self.log_call(
                 &ctx,
                 CallRecord {
@@ -198,43 +118,53 @@ impl SnowlumaServer {
             ));
         };
         // Capabilities are gated on every call, whether or not the tool was listed.
-        if let Some(needed) = tool.requirement.capability
+        if let Target::Tool(tool) = target
+            && let Some(needed) = tool.requirement.capability
             && !self.capabilities(&ctx).has(needed)
         {
             return Err(self.refuse_capability(tool.name, needed, &ctx));
         }
+        // `budget` is taken out of the arguments before the tool sees them (for a typed tool,
+        // it is the one argument beside the action's params).
         let mut arguments = request.arguments;
         let budget = read_more::take_budget(
             &mut arguments,
             &self.shared.config.results,
             self.shared.config.http.is_some(),
         );
-        let answer = match gate::tool_gate(tool.name, tool.requirement.access, self.shared.setup())
-        {
-            Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
-            _ if let Err(refusal) = &budget => Answer::Reply(refusal.clone()),
-            _ => {
-                let call = Call {
-                    shared: &self.shared.services,
-                    principal: self.session_for(&ctx).principal.clone(),
-                    owner: self.session_for(&ctx).owner.clone(),
-                    events: connection_events(self.session_for(&ctx)),
-                    args: arguments,
-                    trace: &trace,
-                    cancel: &ctx.ct,
-                    progress: progress::for_request(&ctx.peer, ctx.meta.get_progress_token()),
-                    input: InputRound {
-                        caps: request_capabilities(&ctx),
-                        modern: is_modern(&ctx),
-                        request_state: request.request_state,
-                        input_responses: request.input_responses,
-                        client: &ctx.peer,
-                    },
-                    stored_result: render::stored_result,
-                    budget: budget.clone().ok().flatten(),
-                };
-                (tool.handler)(call).await
+        let session = self.session_for(&ctx);
+        let call = |args| Call {
+            shared: &self.shared.services,
+            principal: session.principal.clone(),
+            owner: session.owner.clone(),
+            events: connection_events(session),
+            args,
+            trace: &trace,
+            cancel: &ctx.ct,
+            progress: progress::for_request(&ctx.peer, ctx.meta.get_progress_token()),
+            input: InputRound {
+                caps: request_capabilities(&ctx),
+                modern: is_modern(&ctx),
+                request_state: request.request_state,
+                input_responses: request.input_responses,
+                client: &ctx.peer,
+            },
+            stored_result: render::stored_result,
+            budget: budget.clone().ok().flatten(),
+        };
+        let answer = match target {
+            Target::Tool(tool) => {
+                match gate::tool_gate(tool.name, tool.requirement.access, self.shared.setup()) {
+                    Err(refusal) if !tool.gated_per_action => Answer::Reply(refusal),
+                    _ if let Err(refusal) = &budget => Answer::Reply(refusal.clone()),
+                    _ => (tool.handler)(call(arguments)).await,
+                }
             }
+            // A typed tool's gate is the execution pipeline's, per action.
+            Target::Action(action) => match &budget {
+                Err(refusal) => Answer::Reply(refusal.clone()),
+                Ok(_) => action_tools::call(action, call(arguments)).await,
+            },
         };
         let continuation = match answer {
             Answer::Reply(reply) => Err(reply),
@@ -251,7 +181,7 @@ impl SnowlumaServer {
                 self.log_call(
                     &ctx,
                     CallRecord {
-                        tool: tool.name,
+                        tool: target.name(),
                         trace: &trace,
                         outcome: "continued",
                         failure: None,
@@ -265,7 +195,7 @@ impl SnowlumaServer {
         self.log_call(
             &ctx,
             CallRecord {
-                tool: tool.name,
+                tool: target.name(),
                 trace: &trace,
                 outcome: reply.outcome().as_str(),
                 failure: reply.diagnostics.kind,
@@ -277,7 +207,7 @@ impl SnowlumaServer {
             reply,
             budget.ok().flatten(),
             &self.shared.pages,
-            &self.session_for(&ctx).owner,
+            &session.owner,
         );
         let meta = result_meta(&ctx).unwrap_or_default();
         Ok(render::into_result(reply, &trace, meta, self.structured).into())
