@@ -13,6 +13,8 @@ mod mcp_peer;
 mod pages;
 #[path = "support/raw_client.rs"]
 mod raw_client;
+#[path = "support/task_stdio.rs"]
+mod task_stdio;
 
 use std::time::Duration;
 
@@ -20,6 +22,7 @@ use fake_snowluma::{FakeSnowLuma, Fault, LARGE_GROUP_ID, LARGE_GROUP_MEMBERS};
 use mcp_peer::{EVERY_KIND, Peer, PeerKind, ToolCall, Transport};
 use pages::{joined, page, read_rest, text_chars};
 use serde_json::{Value, json};
+use task_stdio::Dirs;
 
 /// The typed tools of both actions the budget tests read.
 const TOOLSETS: &str = "group_info,extended";
@@ -112,27 +115,6 @@ async fn typed_action_tools_take_a_budget_and_page_like_query_action() {
     }
 }
 
-/// A private task directory and download directory for one server.
-struct TaskDirs(tempfile::TempDir);
-
-impl TaskDirs {
-    fn new() -> TaskDirs {
-        let dir = tempfile::tempdir().unwrap();
-        let downloads = dir.path().join("downloads");
-        std::fs::create_dir(&downloads).unwrap();
-        std::fs::set_permissions(
-            &downloads,
-            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o700),
-        )
-        .unwrap();
-        TaskDirs(dir)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.path().join(name).to_string_lossy().into_owned()
-    }
-}
-
 /// tasks/get until the task leaves `working` (bounded: 600 polls).
 async fn poll_until_done(peer: &mut Peer, task_id: &str) -> Value {
     for _ in 0..600 {
@@ -157,8 +139,9 @@ async fn a_background_tasks_result_is_paged_within_its_calls_budget() {
         .collect();
     for transport in [Transport::Stdio, Transport::Http] {
         let kind = PeerKind::new(transport, true);
-        let dirs = TaskDirs::new();
-        let (tasks, downloads) = (dirs.path("tasks"), dirs.path("downloads"));
+        let dirs = Dirs::new(&format!("budget-{transport:?}"));
+        let tasks = dirs.tasks.to_string_lossy().into_owned();
+        let downloads = dirs.downloads.to_string_lossy().into_owned();
         let mut peer = Peer::start(
             kind,
             &[
