@@ -88,7 +88,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (1809u32, 3121u32),
+        contract: (1809u32, 3334u32),
         check: super::params::check_can_send_image,
     },
     ActionMeta {
@@ -101,7 +101,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (3123u32, 4466u32),
+        contract: (3336u32, 4892u32),
         check: super::params::check_can_send_record,
     },
     ActionMeta {
@@ -114,7 +114,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (4468u32, 6170u32),
+        contract: (4894u32, 6779u32),
         check: super::params::check_get_login_info,
     },
     ActionMeta {
@@ -127,7 +127,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (6172u32, 8007u32),
+        contract: (6781u32, 8832u32),
         check: super::params::check_get_status,
     },
     ActionMeta {
@@ -140,7 +140,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (8009u32, 9983u32),
+        contract: (8834u32, 11006u32),
         check: super::params::check_get_version_info,
     },
     ActionMeta {
@@ -153,7 +153,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["context", "operation"],
-        contract: (9985u32, 14363u32),
+        contract: (11008u32, 15386u32),
         check: super::params::check_dot_handle_quick_operation,
     },
     ActionMeta {
@@ -166,7 +166,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (14365u32, 16771u32),
+        contract: (15388u32, 18018u32),
         check: super::params::check_delete_msg,
     },
     ActionMeta {
@@ -179,7 +179,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (16773u32, 23237u32),
+        contract: (18020u32, 24737u32),
         check: super::params::check_get_msg,
     },
     ActionMeta {
@@ -192,7 +192,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id", "message"],
-        contract: (23239u32, 27534u32),
+        contract: (24739u32, 29368u32),
         check: super::params::check_send_group_msg,
     },
     ActionMeta {
@@ -205,7 +205,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message"],
-        contract: (27536u32, 34128u32),
+        contract: (29370u32, 36259u32),
         check: super::params::check_send_msg,
     },
     ActionMeta {
@@ -218,7 +218,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id", "message"],
-        contract: (34130u32, 38844u32),
+        contract: (36261u32, 41304u32),
         check: super::params::check_send_private_msg,
     },
     ActionMeta {
@@ -231,7 +231,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (38846u32, 41101u32),
+        contract: (41306u32, 43712u32),
         check: super::params::check_delete_friend,
     },
     ActionMeta {
@@ -244,7 +244,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (41103u32, 42847u32),
+        contract: (43714u32, 45650u32),
         check: super::params::check_get_friend_list,
     },
     ActionMeta {
@@ -257,7 +257,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (42849u32, 45812u32),
+        contract: (45652u32, 48926u32),
         check: super::params::check_get_stranger_info,
     },
     ActionMeta {
@@ -270,7 +270,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (45814u32, 55259u32),
+        contract: (48928u32, 58707u32),
         check: super::params::check_get_group_honor_info,
     },
     ActionMeta {
@@ -283,7 +283,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (55261u32, 58180u32),
+        contract: (58709u32, 61858u32),
         check: super::params::check_get_group_info,
     },
     ActionMeta {
@@ -296,7 +296,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (58182u32, 60571u32),
+        contract: (61860u32, 64473u32),
         check: super::params::check_get_group_list,
     },
     ActionMeta {
@@ -309,7 +309,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (60573u32, 65610u32),
+        contract: (64475u32, 69926u32),
         check: super::params::check_get_group_member_info,
     },
     ActionMeta {
@@ -322,7 +322,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (65612u32, 69963u32),
+        contract: (69928u32, 74575u32),
         check: super::params::check_get_group_member_list,
     },
     ActionMeta {
@@ -335,7 +335,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (69965u32, 72851u32),
+        contract: (74577u32, 77824u32),
         check: super::params::check_get_group_system_msg,
     },
     ActionMeta {
@@ -348,7 +348,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (72853u32, 75019u32),
+        contract: (77826u32, 80301u32),
         check: super::params::check_set_group_add_option,
     },
     ActionMeta {
@@ -361,7 +361,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (75021u32, 77515u32),
+        contract: (80303u32, 83120u32),
         check: super::params::check_set_group_admin,
     },
     ActionMeta {
@@ -374,7 +374,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (77517u32, 78701u32),
+        contract: (83122u32, 84474u32),
         check: super::params::check_set_group_anonymous,
     },
     ActionMeta {
@@ -387,7 +387,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (78703u32, 79954u32),
+        contract: (84476u32, 85853u32),
         check: super::params::check_set_group_anonymous_ban,
     },
     ActionMeta {
@@ -400,7 +400,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (79956u32, 83121u32),
+        contract: (85855u32, 89349u32),
         check: super::params::check_set_group_ban,
     },
     ActionMeta {
@@ -413,7 +413,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (83123u32, 86000u32),
+        contract: (89351u32, 92403u32),
         check: super::params::check_set_group_card,
     },
     ActionMeta {
@@ -426,7 +426,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (86002u32, 89076u32),
+        contract: (92405u32, 95684u32),
         check: super::params::check_set_group_kick,
     },
     ActionMeta {
@@ -439,7 +439,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (89078u32, 91972u32),
+        contract: (95686u32, 98833u32),
         check: super::params::check_set_group_kick_members,
     },
     ActionMeta {
@@ -452,7 +452,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (91974u32, 93564u32),
+        contract: (98835u32, 100566u32),
         check: super::params::check_set_group_leave,
     },
     ActionMeta {
@@ -465,7 +465,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (93566u32, 95409u32),
+        contract: (100568u32, 102555u32),
         check: super::params::check_set_group_name,
     },
     ActionMeta {
@@ -478,7 +478,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (95411u32, 97905u32),
+        contract: (102557u32, 105227u32),
         check: super::params::check_set_group_portrait,
     },
     ActionMeta {
@@ -491,7 +491,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (97907u32, 99524u32),
+        contract: (105229u32, 107009u32),
         check: super::params::check_set_group_search,
     },
     ActionMeta {
@@ -504,7 +504,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (99526u32, 102112u32),
+        contract: (107011u32, 109758u32),
         check: super::params::check_set_group_special_title,
     },
     ActionMeta {
@@ -517,7 +517,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (102114u32, 104227u32),
+        contract: (109760u32, 112143u32),
         check: super::params::check_set_group_whole_ban,
     },
     ActionMeta {
@@ -530,7 +530,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "name"],
-        contract: (104229u32, 106435u32),
+        contract: (112145u32, 114520u32),
         check: super::params::check_create_group_file_folder,
     },
     ActionMeta {
@@ -543,7 +543,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (106437u32, 108374u32),
+        contract: (114522u32, 116558u32),
         check: super::params::check_delete_group_file,
     },
     ActionMeta {
@@ -556,7 +556,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (108376u32, 110236u32),
+        contract: (116560u32, 118536u32),
         check: super::params::check_delete_group_file_folder,
     },
     ActionMeta {
@@ -569,7 +569,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (110238u32, 113079u32),
+        contract: (118538u32, 121540u32),
         check: super::params::check_get_group_file_url,
     },
     ActionMeta {
@@ -582,7 +582,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (113081u32, 120018u32),
+        contract: (121542u32, 128654u32),
         check: super::params::check_get_group_files_by_folder,
     },
     ActionMeta {
@@ -595,7 +595,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (120020u32, 125785u32),
+        contract: (128656u32, 134560u32),
         check: super::params::check_get_group_root_files,
     },
     ActionMeta {
@@ -608,7 +608,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file_id"],
-        contract: (125787u32, 128728u32),
+        contract: (134562u32, 137627u32),
         check: super::params::check_get_private_file_url,
     },
     ActionMeta {
@@ -621,7 +621,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "parent_directory", "target_directory"],
-        contract: (128730u32, 131644u32),
+        contract: (137629u32, 140626u32),
         check: super::params::check_move_group_file,
     },
     ActionMeta {
@@ -634,7 +634,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "new_name"],
-        contract: (131646u32, 134743u32),
+        contract: (140628u32, 143823u32),
         check: super::params::check_rename_group_file,
     },
     ActionMeta {
@@ -647,7 +647,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (134745u32, 137902u32),
+        contract: (143825u32, 147107u32),
         check: super::params::check_rename_group_file_folder,
     },
     ActionMeta {
@@ -662,7 +662,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (137904u32, 143639u32),
+        contract: (147109u32, 152956u32),
         check: super::params::check_upload_group_file,
     },
     ActionMeta {
@@ -677,7 +677,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id", "file"],
-        contract: (143641u32, 147906u32),
+        contract: (152958u32, 157384u32),
         check: super::params::check_upload_private_file,
     },
     ActionMeta {
@@ -690,7 +690,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (147908u32, 150164u32),
+        contract: (157386u32, 159926u32),
         check: super::params::check_set_friend_add_request,
     },
     ActionMeta {
@@ -703,7 +703,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (150166u32, 154267u32),
+        contract: (159928u32, 164336u32),
         check: super::params::check_set_group_add_request,
     },
     ActionMeta {
@@ -716,7 +716,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (154269u32, 155488u32),
+        contract: (164338u32, 165557u32),
         check: super::params::check_dot_get_word_slices,
     },
     ActionMeta {
@@ -729,7 +729,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (155490u32, 158265u32),
+        contract: (165559u32, 168495u32),
         check: super::params::check_under_del_group_notice,
     },
     ActionMeta {
@@ -742,7 +742,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (158267u32, 162417u32),
+        contract: (168497u32, 172807u32),
         check: super::params::check_under_get_group_notice,
     },
     ActionMeta {
@@ -755,7 +755,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (162419u32, 164620u32),
+        contract: (172809u32, 175137u32),
         check: super::params::check_under_get_model_show,
     },
     ActionMeta {
@@ -768,7 +768,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (164622u32, 165878u32),
+        contract: (175139u32, 176607u32),
         check: super::params::check_under_mark_all_as_read,
     },
     ActionMeta {
@@ -781,7 +781,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "content"],
-        contract: (165880u32, 170061u32),
+        contract: (176609u32, 180994u32),
         check: super::params::check_under_send_group_notice,
     },
     ActionMeta {
@@ -794,7 +794,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (170063u32, 171086u32),
+        contract: (180996u32, 182211u32),
         check: super::params::check_under_set_model_show,
     },
     ActionMeta {
@@ -807,7 +807,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (171088u32, 173317u32),
+        contract: (182213u32, 184656u32),
         check: super::params::check_add_custom_face,
     },
     ActionMeta {
@@ -822,7 +822,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (173319u32, 174747u32),
+        contract: (184658u32, 186280u32),
         check: super::params::check_bot_exit,
     },
     ActionMeta {
@@ -835,7 +835,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (174749u32, 177168u32),
+        contract: (186282u32, 188828u32),
         check: super::params::check_cancel_group_todo,
     },
     ActionMeta {
@@ -848,7 +848,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (177170u32, 178434u32),
+        contract: (188830u32, 190307u32),
         check: super::params::check_check_url_safely,
     },
     ActionMeta {
@@ -861,7 +861,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (178436u32, 179365u32),
+        contract: (190309u32, 191382u32),
         check: super::params::check_clean_cache,
     },
     ActionMeta {
@@ -874,7 +874,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "bot_appid", "msg_seq", "button_id"],
-        contract: (179367u32, 184079u32),
+        contract: (191384u32, 196295u32),
         check: super::params::check_click_inline_keyboard_button,
     },
     ActionMeta {
@@ -887,7 +887,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (184081u32, 186524u32),
+        contract: (196297u32, 198854u32),
         check: super::params::check_complete_group_todo,
     },
     ActionMeta {
@@ -900,7 +900,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (186526u32, 187584u32),
+        contract: (198856u32, 200022u32),
         check: super::params::check_create_collection,
     },
     ActionMeta {
@@ -913,7 +913,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["files"],
-        contract: (187586u32, 191429u32),
+        contract: (200024u32, 204052u32),
         check: super::params::check_create_flash_task,
     },
     ActionMeta {
@@ -926,7 +926,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (191431u32, 193072u32),
+        contract: (204054u32, 205853u32),
         check: super::params::check_delete_custom_face,
     },
     ActionMeta {
@@ -939,7 +939,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (193074u32, 195042u32),
+        contract: (205855u32, 207992u32),
         check: super::params::check_delete_essence_msg,
     },
     ActionMeta {
@@ -952,7 +952,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (195044u32, 196583u32),
+        contract: (207994u32, 209669u32),
         check: super::params::check_delete_flash_file,
     },
     ActionMeta {
@@ -965,7 +965,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (196585u32, 198665u32),
+        contract: (209671u32, 211887u32),
         check: super::params::check_delete_group_folder,
     },
     ActionMeta {
@@ -980,7 +980,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (198667u32, 203464u32),
+        contract: (211889u32, 216862u32),
         check: super::params::check_download_file,
     },
     ActionMeta {
@@ -993,7 +993,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (203466u32, 206897u32),
+        contract: (216864u32, 220439u32),
         check: super::params::check_download_fileset,
     },
     ActionMeta {
@@ -1006,7 +1006,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (206899u32, 209390u32),
+        contract: (220441u32, 223078u32),
         check: super::params::check_fetch_custom_face,
     },
     ActionMeta {
@@ -1019,7 +1019,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emojiId"],
-        contract: (209392u32, 215063u32),
+        contract: (223080u32, 228879u32),
         check: super::params::check_fetch_emoji_like,
     },
     ActionMeta {
@@ -1032,7 +1032,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (215065u32, 218205u32),
+        contract: (228881u32, 232191u32),
         check: super::params::check_fetch_ptt_text,
     },
     ActionMeta {
@@ -1045,7 +1045,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message_id", "user_id"],
-        contract: (218207u32, 221000u32),
+        contract: (232193u32, 235123u32),
         check: super::params::check_forward_friend_single_msg,
     },
     ActionMeta {
@@ -1058,7 +1058,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message_id", "group_id"],
-        contract: (221002u32, 223809u32),
+        contract: (235125u32, 238083u32),
         check: super::params::check_forward_group_single_msg,
     },
     ActionMeta {
@@ -1071,7 +1071,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (223811u32, 225663u32),
+        contract: (238085u32, 240012u32),
         check: super::params::check_friend_poke,
     },
     ActionMeta {
@@ -1084,7 +1084,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (225665u32, 228799u32),
+        contract: (240014u32, 243287u32),
         check: super::params::check_get_ai_characters,
     },
     ActionMeta {
@@ -1097,7 +1097,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (228801u32, 231887u32),
+        contract: (243289u32, 246520u32),
         check: super::params::check_get_ai_record,
     },
     ActionMeta {
@@ -1110,7 +1110,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (231889u32, 233697u32),
+        contract: (246522u32, 248432u32),
         check: super::params::check_get_clientkey,
     },
     ActionMeta {
@@ -1123,7 +1123,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (233699u32, 234837u32),
+        contract: (248434u32, 249622u32),
         check: super::params::check_get_collection_list,
     },
     ActionMeta {
@@ -1136,7 +1136,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (234839u32, 236965u32),
+        contract: (249624u32, 251869u32),
         check: super::params::check_get_cookies,
     },
     ActionMeta {
@@ -1149,7 +1149,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (236967u32, 239317u32),
+        contract: (251871u32, 254356u32),
         check: super::params::check_get_credentials,
     },
     ActionMeta {
@@ -1162,7 +1162,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (239319u32, 240639u32),
+        contract: (254358u32, 255744u32),
         check: super::params::check_get_csrf_token,
     },
     ActionMeta {
@@ -1175,7 +1175,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (240641u32, 243300u32),
+        contract: (255746u32, 258544u32),
         check: super::params::check_get_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1188,7 +1188,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (243302u32, 246600u32),
+        contract: (258546u32, 261915u32),
         check: super::params::check_get_emoji_likes,
     },
     ActionMeta {
@@ -1201,7 +1201,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (246602u32, 250653u32),
+        contract: (261917u32, 266042u32),
         check: super::params::check_get_essence_msg_list,
     },
     ActionMeta {
@@ -1214,7 +1214,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (250655u32, 253970u32),
+        contract: (266044u32, 269457u32),
         check: super::params::check_get_file,
     },
     ActionMeta {
@@ -1227,7 +1227,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["share_code"],
-        contract: (253972u32, 256391u32),
+        contract: (269459u32, 271985u32),
         check: super::params::check_get_fileset_id,
     },
     ActionMeta {
@@ -1240,7 +1240,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (256393u32, 259752u32),
+        contract: (271987u32, 275449u32),
         check: super::params::check_get_fileset_info,
     },
     ActionMeta {
@@ -1253,7 +1253,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (259754u32, 262441u32),
+        contract: (275451u32, 278201u32),
         check: super::params::check_get_flash_file_list,
     },
     ActionMeta {
@@ -1266,7 +1266,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (262443u32, 265439u32),
+        contract: (278203u32, 281272u32),
         check: super::params::check_get_flash_file_url,
     },
     ActionMeta {
@@ -1279,7 +1279,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (265441u32, 273470u32),
+        contract: (281274u32, 289513u32),
         check: super::params::check_get_forward_msg,
     },
     ActionMeta {
@@ -1292,7 +1292,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (273472u32, 279096u32),
+        contract: (289515u32, 295326u32),
         check: super::params::check_get_friend_msg_history,
     },
     ActionMeta {
@@ -1305,7 +1305,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (279098u32, 280783u32),
+        contract: (295328u32, 297099u32),
         check: super::params::check_get_friends_with_category,
     },
     ActionMeta {
@@ -1318,7 +1318,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (280785u32, 282776u32),
+        contract: (297101u32, 299232u32),
         check: super::params::check_get_group_at_all_remain,
     },
     ActionMeta {
@@ -1331,7 +1331,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (282778u32, 285484u32),
+        contract: (299234u32, 301977u32),
         check: super::params::check_get_group_detail_info,
     },
     ActionMeta {
@@ -1344,7 +1344,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (285486u32, 287861u32),
+        contract: (301979u32, 304521u32),
         check: super::params::check_get_group_file_system_info,
     },
     ActionMeta {
@@ -1357,7 +1357,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (287863u32, 290581u32),
+        contract: (304523u32, 307318u32),
         check: super::params::check_get_group_ignore_add_request,
     },
     ActionMeta {
@@ -1370,7 +1370,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (290583u32, 293638u32),
+        contract: (307320u32, 310519u32),
         check: super::params::check_get_group_ignored_notifies,
     },
     ActionMeta {
@@ -1383,7 +1383,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (293640u32, 296311u32),
+        contract: (310521u32, 313242u32),
         check: super::params::check_get_group_info_ex,
     },
     ActionMeta {
@@ -1396,7 +1396,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (296313u32, 301777u32),
+        contract: (313244u32, 318925u32),
         check: super::params::check_get_group_msg_history,
     },
     ActionMeta {
@@ -1409,7 +1409,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (301779u32, 304032u32),
+        contract: (318927u32, 321319u32),
         check: super::params::check_get_group_shut_list,
     },
     ActionMeta {
@@ -1422,7 +1422,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (304034u32, 306410u32),
+        contract: (321321u32, 323833u32),
         check: super::params::check_get_group_signed_list,
     },
     ActionMeta {
@@ -1435,7 +1435,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (306412u32, 309364u32),
+        contract: (323835u32, 326912u32),
         check: super::params::check_get_image,
     },
     ActionMeta {
@@ -1448,7 +1448,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (309366u32, 315533u32),
+        contract: (326914u32, 333220u32),
         check: super::params::check_get_mini_app_ark,
     },
     ActionMeta {
@@ -1461,7 +1461,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (315535u32, 316911u32),
+        contract: (333222u32, 334688u32),
         check: super::params::check_get_online_clients,
     },
     ActionMeta {
@@ -1474,7 +1474,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (316913u32, 322165u32),
+        contract: (334690u32, 340040u32),
         check: super::params::check_get_profile_like,
     },
     ActionMeta {
@@ -1487,7 +1487,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (322167u32, 323833u32),
+        contract: (340042u32, 341854u32),
         check: super::params::check_get_recent_contact,
     },
     ActionMeta {
@@ -1500,7 +1500,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (323835u32, 328575u32),
+        contract: (341856u32, 346767u32),
         check: super::params::check_get_record,
     },
     ActionMeta {
@@ -1513,7 +1513,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (328577u32, 330741u32),
+        contract: (346769u32, 349011u32),
         check: super::params::check_get_rkey,
     },
     ActionMeta {
@@ -1526,7 +1526,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (330743u32, 332939u32),
+        contract: (349013u32, 351242u32),
         check: super::params::check_get_rkey_server,
     },
     ActionMeta {
@@ -1539,7 +1539,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (332941u32, 334760u32),
+        contract: (351244u32, 353179u32),
         check: super::params::check_get_share_link,
     },
     ActionMeta {
@@ -1552,7 +1552,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (334762u32, 337119u32),
+        contract: (353181u32, 355617u32),
         check: super::params::check_get_unidirectional_friend_list,
     },
     ActionMeta {
@@ -1565,7 +1565,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (337121u32, 339065u32),
+        contract: (355619u32, 357624u32),
         check: super::params::check_group_poke,
     },
     ActionMeta {
@@ -1578,7 +1578,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (339067u32, 341328u32),
+        contract: (357626u32, 359968u32),
         check: super::params::check_list_filesets,
     },
     ActionMeta {
@@ -1591,7 +1591,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (341330u32, 343800u32),
+        contract: (359970u32, 362563u32),
         check: super::params::check_mark_group_msg_as_read,
     },
     ActionMeta {
@@ -1604,7 +1604,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (343802u32, 346437u32),
+        contract: (362565u32, 365441u32),
         check: super::params::check_mark_msg_as_read,
     },
     ActionMeta {
@@ -1617,7 +1617,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (346439u32, 349178u32),
+        contract: (365443u32, 368386u32),
         check: super::params::check_mark_private_msg_as_read,
     },
     ActionMeta {
@@ -1630,7 +1630,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (349180u32, 351136u32),
+        contract: (368388u32, 370552u32),
         check: super::params::check_modify_custom_face,
     },
     ActionMeta {
@@ -1643,7 +1643,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (351138u32, 352737u32),
+        contract: (370554u32, 372388u32),
         check: super::params::check_move_custom_face_to_front,
     },
     ActionMeta {
@@ -1656,7 +1656,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (352739u32, 353956u32),
+        contract: (372390u32, 373696u32),
         check: super::params::check_nc_get_packet_status,
     },
     ActionMeta {
@@ -1669,7 +1669,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (353958u32, 356102u32),
+        contract: (373698u32, 376042u32),
         check: super::params::check_nc_get_user_status,
     },
     ActionMeta {
@@ -1682,7 +1682,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["image"],
-        contract: (356104u32, 360224u32),
+        contract: (376044u32, 380426u32),
         check: super::params::check_ocr_image,
     },
     ActionMeta {
@@ -1695,7 +1695,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id", "new_name"],
-        contract: (360226u32, 362037u32),
+        contract: (380428u32, 382388u32),
         check: super::params::check_rename_flash_file,
     },
     ActionMeta {
@@ -1708,7 +1708,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["db_path"],
-        contract: (362039u32, 364477u32),
+        contract: (382390u32, 385025u32),
         check: super::params::check_request_decrypt_key,
     },
     ActionMeta {
@@ -1721,7 +1721,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (364479u32, 368030u32),
+        contract: (385027u32, 388786u32),
         check: super::params::check_send_ark_share,
     },
     ActionMeta {
@@ -1734,7 +1734,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (368032u32, 371363u32),
+        contract: (388788u32, 392313u32),
         check: super::params::check_send_flash_msg,
     },
     ActionMeta {
@@ -1747,7 +1747,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (371365u32, 383169u32),
+        contract: (392315u32, 404402u32),
         check: super::params::check_send_forward_msg,
     },
     ActionMeta {
@@ -1760,7 +1760,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (383171u32, 386487u32),
+        contract: (404404u32, 407973u32),
         check: super::params::check_send_group_ai_record,
     },
     ActionMeta {
@@ -1773,7 +1773,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (386489u32, 388573u32),
+        contract: (407975u32, 410225u32),
         check: super::params::check_send_group_ark_share,
     },
     ActionMeta {
@@ -1786,7 +1786,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (388575u32, 397955u32),
+        contract: (410227u32, 419911u32),
         check: super::params::check_send_group_forward_msg,
     },
     ActionMeta {
@@ -1799,7 +1799,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (397957u32, 399853u32),
+        contract: (419913u32, 422006u32),
         check: super::params::check_send_like,
     },
     ActionMeta {
@@ -1814,7 +1814,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["cmd"],
-        contract: (399855u32, 403227u32),
+        contract: (422008u32, 425584u32),
         check: super::params::check_send_packet,
     },
     ActionMeta {
@@ -1827,7 +1827,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (403229u32, 405106u32),
+        contract: (425586u32, 427595u32),
         check: super::params::check_send_poke,
     },
     ActionMeta {
@@ -1840,7 +1840,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (405108u32, 414629u32),
+        contract: (427597u32, 437414u32),
         check: super::params::check_send_private_forward_msg,
     },
     ActionMeta {
@@ -1853,7 +1853,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["face_id"],
-        contract: (414631u32, 416926u32),
+        contract: (437416u32, 439923u32),
         check: super::params::check_set_diy_online_status,
     },
     ActionMeta {
@@ -1866,7 +1866,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (416928u32, 419189u32),
+        contract: (439925u32, 442452u32),
         check: super::params::check_set_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1879,7 +1879,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (419191u32, 420973u32),
+        contract: (442454u32, 444381u32),
         check: super::params::check_set_essence_msg,
     },
     ActionMeta {
@@ -1892,7 +1892,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id", "remark"],
-        contract: (420975u32, 422527u32),
+        contract: (444383u32, 446095u32),
         check: super::params::check_set_friend_remark,
     },
     ActionMeta {
@@ -1905,7 +1905,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "code"],
-        contract: (422529u32, 425807u32),
+        contract: (446097u32, 449553u32),
         check: super::params::check_set_group_reaction,
     },
     ActionMeta {
@@ -1918,7 +1918,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "remark"],
-        contract: (425809u32, 427411u32),
+        contract: (449555u32, 451360u32),
         check: super::params::check_set_group_remark,
     },
     ActionMeta {
@@ -1931,7 +1931,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (427413u32, 429896u32),
+        contract: (451362u32, 454083u32),
         check: super::params::check_set_group_robot_add_option,
     },
     ActionMeta {
@@ -1944,7 +1944,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (429898u32, 431591u32),
+        contract: (454085u32, 455925u32),
         check: super::params::check_set_group_sign,
     },
     ActionMeta {
@@ -1957,7 +1957,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (431593u32, 433823u32),
+        contract: (455927u32, 458307u32),
         check: super::params::check_set_group_todo,
     },
     ActionMeta {
@@ -1970,7 +1970,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (433825u32, 435948u32),
+        contract: (458309u32, 460608u32),
         check: super::params::check_set_input_status,
     },
     ActionMeta {
@@ -1983,7 +1983,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (435950u32, 438465u32),
+        contract: (460610u32, 463327u32),
         check: super::params::check_set_msg_emoji_like,
     },
     ActionMeta {
@@ -1996,7 +1996,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["status"],
-        contract: (438467u32, 440895u32),
+        contract: (463329u32, 465931u32),
         check: super::params::check_set_online_status,
     },
     ActionMeta {
@@ -2009,7 +2009,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (440897u32, 442823u32),
+        contract: (465933u32, 468037u32),
         check: super::params::check_set_qq_avatar,
     },
     ActionMeta {
@@ -2022,7 +2022,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (442825u32, 444447u32),
+        contract: (468039u32, 469903u32),
         check: super::params::check_set_qq_profile,
     },
     ActionMeta {
@@ -2035,7 +2035,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (444449u32, 445576u32),
+        contract: (469905u32, 471144u32),
         check: super::params::check_set_restart,
     },
     ActionMeta {
@@ -2048,7 +2048,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (445578u32, 447830u32),
+        contract: (471146u32, 473526u32),
         check: super::params::check_set_self_longnick,
     },
     ActionMeta {
@@ -2061,7 +2061,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (447832u32, 449858u32),
+        contract: (473528u32, 475720u32),
         check: super::params::check_share_group_ex,
     },
     ActionMeta {
@@ -2074,7 +2074,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (449860u32, 453351u32),
+        contract: (475722u32, 479421u32),
         check: super::params::check_share_peer,
     },
     ActionMeta {
@@ -2087,7 +2087,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (453353u32, 455576u32),
+        contract: (479423u32, 481867u32),
         check: super::params::check_trans_group_file,
     },
     ActionMeta {
@@ -2100,7 +2100,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["words"],
-        contract: (455578u32, 457494u32),
+        contract: (481869u32, 483960u32),
         check: super::params::check_translate_en2zh,
     },
     ActionMeta {
@@ -2113,7 +2113,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (457496u32, 465406u32),
+        contract: (483962u32, 492084u32),
         check: super::params::check_upload_forward_msg,
     },
     ActionMeta {
@@ -2126,7 +2126,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (465408u32, 472599u32),
+        contract: (492086u32, 499495u32),
         check: super::params::check_upload_foward_msg,
     },
     ActionMeta {
@@ -2139,7 +2139,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (472601u32, 475846u32),
+        contract: (499497u32, 502831u32),
         check: super::params::check_cancel_group_album_media_like,
     },
     ActionMeta {
@@ -2152,7 +2152,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc"],
-        contract: (475848u32, 478396u32),
+        contract: (502833u32, 505505u32),
         check: super::params::check_del_group_album_media,
     },
     ActionMeta {
@@ -2165,7 +2165,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc", "content"],
-        contract: (478398u32, 482513u32),
+        contract: (505507u32, 509695u32),
         check: super::params::check_do_group_album_comment,
     },
     ActionMeta {
@@ -2178,7 +2178,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (482515u32, 485134u32),
+        contract: (509697u32, 512447u32),
         check: super::params::check_get_group_album_list,
     },
     ActionMeta {
@@ -2191,7 +2191,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id"],
-        contract: (485136u32, 491759u32),
+        contract: (512449u32, 519308u32),
         check: super::params::check_get_group_album_media_list,
     },
     ActionMeta {
@@ -2204,7 +2204,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (491761u32, 494724u32),
+        contract: (519310u32, 522339u32),
         check: super::params::check_get_qun_album_list,
     },
     ActionMeta {
@@ -2217,7 +2217,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (494726u32, 498085u32),
+        contract: (522341u32, 525771u32),
         check: super::params::check_set_group_album_media_like,
     },
     ActionMeta {
@@ -2230,7 +2230,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "album_name", "file"],
-        contract: (498087u32, 501746u32),
+        contract: (525773u32, 529551u32),
         check: super::params::check_upload_image_to_qun_album,
     },
     ActionMeta {
@@ -2243,7 +2243,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid", "content"],
-        contract: (501748u32, 505311u32),
+        contract: (529553u32, 533288u32),
         check: super::params::check_comment_qzone,
     },
     ActionMeta {
@@ -2256,7 +2256,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (505313u32, 506795u32),
+        contract: (533290u32, 534899u32),
         check: super::params::check_delete_qzone_msg,
     },
     ActionMeta {
@@ -2269,7 +2269,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (506797u32, 510580u32),
+        contract: (534901u32, 538970u32),
         check: super::params::check_get_qzone_feeds,
     },
     ActionMeta {
@@ -2282,7 +2282,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (510582u32, 515071u32),
+        contract: (538972u32, 543656u32),
         check: super::params::check_get_qzone_msg_list,
     },
     ActionMeta {
@@ -2295,7 +2295,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (515073u32, 517580u32),
+        contract: (543658u32, 546324u32),
         check: super::params::check_like_qzone,
     },
     ActionMeta {
@@ -2308,7 +2308,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["content"],
-        contract: (517582u32, 522453u32),
+        contract: (546326u32, 551477u32),
         check: super::params::check_send_qzone_msg,
     },
     ActionMeta {
@@ -2321,7 +2321,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (522455u32, 524873u32),
+        contract: (551479u32, 554073u32),
         check: super::params::check_unlike_qzone,
     },
     ActionMeta {
@@ -2336,7 +2336,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (524875u32, 526929u32),
+        contract: (554075u32, 556309u32),
         check: super::params::check_clean_stream_temp_file,
     },
     ActionMeta {
@@ -2349,7 +2349,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (526931u32, 534026u32),
+        contract: (556311u32, 563652u32),
         check: super::params::check_download_file_image_stream,
     },
     ActionMeta {
@@ -2362,7 +2362,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (534028u32, 541212u32),
+        contract: (563654u32, 571092u32),
         check: super::params::check_download_file_record_stream,
     },
     ActionMeta {
@@ -2375,7 +2375,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (541214u32, 550320u32),
+        contract: (571094u32, 580401u32),
         check: super::params::check_download_file_stream,
     },
     ActionMeta {
@@ -2388,7 +2388,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Frames,
         required: &[],
-        contract: (550322u32, 554141u32),
+        contract: (580403u32, 584428u32),
         check: super::params::check_test_download_stream,
     },
     ActionMeta {
@@ -2401,7 +2401,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Upload,
         required: &["stream_id"],
-        contract: (554143u32, 568449u32),
+        contract: (584430u32, 599082u32),
         check: super::params::check_upload_file_stream,
     },
 ];

@@ -250,3 +250,32 @@ fn misspelled_words_are_read_as_the_nearest_catalog_word_and_reported() {
         found.corrected_terms
     );
 }
+
+#[test]
+fn what_the_query_wants_done_puts_reads_or_writes_first() {
+    // A bare noun is most often a lookup: the read comes before the writes on the same thing.
+    let found = search::keywords("群成员");
+    assert!(
+        ACTIONS[found.results[0].action].read_only,
+        "{:?}",
+        names(&found.results)
+    );
+    assert!(
+        names(&found.results).contains(&"set_group_kick_members"),
+        "the write still matches"
+    );
+    // A write word (上传 / upload, from the spec's intents and its synonyms) puts writes first.
+    let found = search::keywords("上传 收藏表情");
+    assert_eq!(names(&found.results)[0], "add_custom_face");
+    let found = search::keywords("upload favorite sticker");
+    assert!(
+        !ACTIONS[found.results[0].action].read_only,
+        "{:?}",
+        names(&found.results)
+    );
+    // A question reads, even when it names a write (`muted`, a synonym of 禁言).
+    let found = search::keywords("who is muted");
+    assert_eq!(names(&found.results)[0], "get_group_shut_list");
+    let found = search::keywords("能不能发图片");
+    assert_eq!(names(&found.results)[0], "can_send_image");
+}

@@ -14,6 +14,7 @@ pub struct Catalog {
     pub actions: Vec<Action>,
     pub synonyms: Vec<Vec<String>>,
     pub stopwords: Vec<String>,
+    pub intents: crate::model::IntentsDef,
 }
 
 pub struct Category {
@@ -178,6 +179,7 @@ pub fn lower(spec: &Spec) -> Catalog {
         actions,
         synonyms: catalog.synonyms.clone(),
         stopwords: catalog.stopwords.clone(),
+        intents: catalog.intents.clone(),
     }
 }
 

@@ -13,6 +13,20 @@ pub struct CatalogFile {
     pub synonyms: Vec<Vec<String>>,
     #[serde(default)]
     pub stopwords: Vec<String>,
+    #[serde(default)]
+    pub intents: IntentsDef,
+}
+
+/// Words that tell what a keyword query wants done; each stands for its synonym groups.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntentsDef {
+    /// Words asking to read or list something (`列表`).
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// Words asking to change or send something (`设置`, `删除`, `踢`).
+    #[serde(default)]
+    pub write: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -111,6 +111,15 @@ fn check_catalog(spec: &Spec, errors: &mut Vec<SpecError>) {
             ));
         }
     }
+    let intents = &catalog.value.intents;
+    for (kind, words) in [("read", &intents.read), ("write", &intents.write)] {
+        for (i, word) in words.iter().enumerate() {
+            if word.trim().is_empty() {
+                let field = format!("intents.{kind}[{i}]");
+                errors.push(catalog.error(None, &field, "must not be empty".into(), None));
+            }
+        }
+    }
     for (i, group) in catalog.value.synonyms.iter().enumerate() {
         if group.len() < 2 {
             let field = format!("synonyms[{i}]");

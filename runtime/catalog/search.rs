@@ -24,6 +24,7 @@ mod query;
 
 use super::generated::search_index::{
     ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_TEXT, IDF, SEQUENCE_ACTIONS, SUBSTRING_TEXT,
+    TOKEN_INTENTS, TOKENS,
 };
 use super::{ACTIONS, CompactEntry, Filter, resolve};
 use names::NameMatches;
@@ -126,8 +127,12 @@ const NAME_TERMS: f64 = 30.0;
 /// Bonus per pair of neighbouring query words that are neighbouring parts of the action's
 /// name or an alias.
 const ADJACENT_PARTS: f64 = 30.0;
-/// Bonus for a read-only action when the query asks a question.
-const QUESTION_READS: f64 = 40.0;
+/// Bonus for an action that does what the query asks for: a read-only one for a question or
+/// a read (`列表`), a write for a write word (`删除`, `kick`).
+const INTENT_MATCH: f64 = 40.0;
+/// Bonus for a read-only action when the query names no operation (`收藏表情`): a bare
+/// noun is most often a lookup.
+const NO_INTENT_READS: f64 = 20.0;
 /// Weight of a name fragment held by one of the action's names.
 const FRAGMENT: u32 = 20;
 /// Most suggestions returned when nothing matches every term.
@@ -190,6 +195,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
         best_count.max(1)
     };
     let pairs = pairs_in_names(&analysis.terms);
+    let intent = Intent::of(&analysis.terms, analysis.question);
     // Fragment terms name the parts they hold.
     let fragments: Vec<usize> = (0..wanted)
         .filter(|&t| matches!(analysis.terms[t].kind, TermKind::Fragment(_)))
@@ -205,11 +211,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
             let bonus = NAME_COVERAGE * names.coverage(action)
                 + NAME_TERMS * named as f64 / wanted as f64
                 + ADJACENT_PARTS * f64::from(pairs[action])
-                + if analysis.question && ACTIONS[action].read_only {
-                    QUESTION_READS
-                } else {
-                    0.0
-                };
+                + intent.bonus(ACTIONS[action].read_only);
             let terms = (0..wanted).filter(|&t| per_term[t][action] > 0).collect();
             (action, scores[action] + bonus, terms)
         })
@@ -299,10 +301,49 @@ fn term_hits(term: &Term) -> Vec<u32> {
     hits
 }
 
+/// What the query wants done, from the intent bits of its words (a question reads).
+struct Intent {
+    read: bool,
+    write: bool,
+}
+
+impl Intent {
+    fn of(terms: &[Term], question: bool) -> Intent {
+        // A question reads, whatever its words (`who is muted`, `can it send voice`).
+        if question {
+            return Intent {
+                read: true,
+                write: false,
+            };
+        }
+        let mut bits = 0;
+        for term in terms {
+            if let TermKind::Word(key) = &term.kind
+                && let Some(i) = TOKENS.position(key)
+            {
+                bits |= TOKEN_INTENTS[i];
+            }
+        }
+        Intent {
+            read: bits & 1 != 0,
+            write: bits & 2 != 0,
+        }
+    }
+
+    /// The bonus of a read-only (or writing) action: only when the query wants one thing.
+    fn bonus(&self, read_only: bool) -> f64 {
+        match (self.read, self.write, read_only) {
+            (true, false, true) | (false, true, false) => INTENT_MATCH,
+            (false, false, true) => NO_INTENT_READS,
+            _ => 0.0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::generated::search_index::{
-        NAME_WORDS, STOPWORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKEN_HITS, TOKENS,
+        NAME_WORDS, STOPWORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKEN_HITS,
     };
     use super::names::synonyms;
     use super::query::token;

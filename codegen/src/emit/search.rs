@@ -116,6 +116,10 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     let cjk_subwords = str_lists(vocabulary.iter().map(|w| query_segmenter.subwords(w)));
     let cjk_words = strs(vocabulary);
 
+    let token_intents = index
+        .keys()
+        .map(|token| Literal::u8_unsuffixed(intent_bits(token, catalog, &synonyms, analyzer)));
+    let token_count = Literal::usize_unsuffixed(index.len());
     let token_words = strs(index.keys().cloned());
     let token_hits = lists(index.values().map(|hits| {
         hits.iter()
@@ -249,6 +253,11 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// Normalized tokens (lower case; English words as their Snowball stem), sorted by
         /// bytes.
         pub static TOKENS: Strs = #token_words;
+
+        /// Per token (in [`TOKENS`] order): what a query holding it wants done, as bits:
+        /// 1 read (`列表`), 2 write (`删除`, `kick`); from the spec's intents and their
+        /// synonym groups.
+        pub static TOKEN_INTENTS: [u8; #token_count] = [#(#token_intents),*];
 
         /// Per token (in [`TOKENS`] order): (action index, weight), by action index.
         pub static TOKEN_HITS: Lists<(u16, u8)> = #token_hits;
@@ -474,6 +483,30 @@ fn running_ends(sizes: impl Iterator<Item = usize>) -> Vec<Literal> {
 
 /// word -> every other word that shares a synonym group with it (normalized, sorted,
 /// deduplicated).
+/// The intent bits of a token: 1 when it or a synonym is a read word of the spec's
+/// `intents`, 2 when a write word.
+fn intent_bits(
+    token: &str,
+    catalog: &Catalog,
+    synonyms: &BTreeMap<String, Vec<String>>,
+    analyzer: &Analyzer,
+) -> u8 {
+    let words: Vec<&str> = std::iter::once(token)
+        .chain(
+            synonyms
+                .get(token)
+                .into_iter()
+                .flatten()
+                .map(String::as_str),
+        )
+        .collect();
+    let named = |list: &[String]| {
+        list.iter()
+            .any(|w| words.contains(&analyzer.normalize(w).as_str()))
+    };
+    u8::from(named(&catalog.intents.read)) | (u8::from(named(&catalog.intents.write)) << 1)
+}
+
 fn synonym_table(catalog: &Catalog, analyzer: &Analyzer) -> BTreeMap<String, Vec<String>> {
     let mut table: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for group in &catalog.synonyms {

@@ -50,9 +50,25 @@ pub struct Query {
 }
 
 /// Words that make a query a question wherever they stand.
-const QUESTION_WORDS: [&str; 15] = [
-    "who", "what", "which", "whether", "when", "where", "谁", "是谁", "什么", "哪个", "哪些",
-    "多少", "几", "吗", "是否",
+const QUESTION_WORDS: [&str; 18] = [
+    "who",
+    "what",
+    "which",
+    "whether",
+    "when",
+    "where",
+    "谁",
+    "是谁",
+    "什么",
+    "哪个",
+    "哪些",
+    "多少",
+    "几",
+    "吗",
+    "是否",
+    "能不能",
+    "可不可以",
+    "有没有",
 ];
 /// Words that make a query a question when they open it (`is the bot online`).
 const QUESTION_OPENERS: [&str; 6] = ["is", "are", "can", "does", "do", "did"];
@@ -136,7 +152,10 @@ fn ascii_run(text: &str, out: &mut Query) {
 }
 
 fn ascii_word(word: &str, out: &mut Query) {
-    if is_stopword(word) {
+    // A number (a QQ or group id, a count) or a lone letter (`bot's`) is never indexed, so
+    // as a term it would only empty the results.
+    let bare = word.len() == 1 || word.bytes().all(|b| b.is_ascii_digit());
+    if bare || is_stopword(word) {
         out.ignored.push(word.to_string());
         return;
     }
