@@ -24,7 +24,7 @@ mod query;
 
 use super::generated::search_index::{
     ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_TEXT, IDF, SEQUENCE_ACTIONS, SUBSTRING_TEXT,
-    TOKEN_INTENTS, TOKENS,
+    TOKEN_HITS, TOKEN_INTENTS,
 };
 use super::{ACTIONS, CompactEntry, Filter, resolve};
 use names::NameMatches;
@@ -138,6 +138,12 @@ const FRAGMENT: u32 = 20;
 /// Most suggestions returned when nothing matches every term.
 const MAX_SUGGESTIONS: usize = 5;
 
+/// How many actions the catalog has: the per-action tallies of a query live on the stack.
+const ACTION_COUNT: usize = ACTIONS.len();
+
+/// One term's weight for every action, by action index (0 = no hit).
+type Hits = [u32; ACTION_COUNT];
+
 pub fn keywords(text: &str) -> KeywordSearch {
     let analysis = query::analyze(text);
     let mut result = KeywordSearch {
@@ -159,26 +165,22 @@ pub fn keywords(text: &str) -> KeywordSearch {
             .collect();
         return result;
     }
-    // Dense per-term weights (one slot per action, 0 = no hit): a few hundred bytes a term
-    // instead of a tree node per hit.
-    let per_term: Vec<Vec<u32>> = analysis.terms.iter().map(term_hits).collect();
+    // Dense per-term weights (one slot per action): a few hundred bytes a term instead of a
+    // tree node per hit, and one allocation for the whole query.
+    let per_term: Vec<Hits> = analysis.terms.iter().map(term_hits).collect();
     for (term, hits) in analysis.terms.iter().zip(&per_term) {
         if hits.iter().all(|w| *w == 0) {
             result.unmatched_terms.push(term.text.clone());
         }
     }
-    let idf: Vec<f64> = per_term
-        .iter()
-        .map(|hits| IDF[hits.iter().filter(|w| **w > 0).count()])
-        .collect();
 
-    // Per action: how many terms it matches and their summed weight (terms added in query
-    // order, so the sum is the same on every run). No allocation per action: only the
-    // actions kept below get their list of matched terms.
+    // Per action: how many terms it matches and their summed weight, each term's weight
+    // times its IDF (terms added in query order, so the sum is the same on every run).
     let wanted = per_term.len();
-    let mut counts = vec![0usize; ACTIONS.len()];
-    let mut scores = vec![0.0f64; ACTIONS.len()];
-    for (hits, idf) in per_term.iter().zip(&idf) {
+    let mut counts = [0usize; ACTION_COUNT];
+    let mut scores = [0.0f64; ACTION_COUNT];
+    for hits in &per_term {
+        let idf = IDF[hits.iter().filter(|w| **w > 0).count()];
         for (action, weight) in hits.iter().enumerate() {
             if *weight > 0 {
                 counts[action] += 1;
@@ -188,19 +190,16 @@ pub fn keywords(text: &str) -> KeywordSearch {
     }
     let best_count = counts.iter().copied().max().unwrap_or(0);
     let names = NameMatches::new(&analysis.terms, &result.ignored_terms);
-    let keep = if wanted > 0 && best_count == wanted {
-        wanted
-    } else {
-        // Nothing matches every term: the best partial matches become suggestions.
-        best_count.max(1)
-    };
+    let complete = wanted > 0 && best_count == wanted;
+    // Nothing matches every term: the best partial matches become suggestions.
+    let keep = if complete { wanted } else { best_count.max(1) };
     let pairs = pairs_in_names(&analysis.terms);
     let intent = Intent::of(&analysis.terms, analysis.question);
     // Fragment terms name the parts they hold.
     let fragments: Vec<usize> = (0..wanted)
         .filter(|&t| matches!(analysis.terms[t].kind, TermKind::Fragment(_)))
         .collect();
-    let mut scored: Vec<(usize, f64, Vec<usize>)> = (0..ACTIONS.len())
+    let mut scored: Vec<(usize, f64)> = (0..ACTION_COUNT)
         .filter(|&action| wanted > 0 && counts[action] == keep)
         .map(|action| {
             let named = names.named_terms(action)
@@ -212,31 +211,36 @@ pub fn keywords(text: &str) -> KeywordSearch {
                 + NAME_TERMS * named as f64 / wanted as f64
                 + ADJACENT_PARTS * f64::from(pairs[action])
                 + intent.bonus(ACTIONS[action].read_only);
-            let terms = (0..wanted).filter(|&t| per_term[t][action] > 0).collect();
-            (action, scores[action] + bonus, terms)
+            (action, scores[action] + bonus)
         })
         .collect();
-    let complete = wanted > 0 && best_count == wanted;
+    let exact = resolve(text.trim()).map(|exact| exact.index);
+    // The terms an action matched (an exact name or alias stands for all of them).
+    let matched = |action: usize| -> Vec<String> {
+        (0..wanted)
+            .filter(|&t| exact == Some(action) || per_term[t][action] > 0)
+            .map(|t| result.terms[t].clone())
+            .collect()
+    };
+    if !complete && exact.is_none() {
+        result.suggestions = ranked(scored, matched);
+        return result;
+    }
     if !complete {
-        result.suggestions = ranked(scored, &result.terms);
-        scored = Vec::new();
+        scored.clear();
     }
-    if let Some(exact) = resolve(text.trim()) {
-        match scored
-            .iter_mut()
-            .find(|(action, ..)| *action == exact.index)
-        {
+    if let Some(exact) = exact {
+        match scored.iter_mut().find(|(action, _)| *action == exact) {
             Some(entry) => entry.1 += EXACT,
-            None => scored.push((exact.index, EXACT, (0..wanted).collect())),
+            None => scored.push((exact, EXACT)),
         }
-        result.suggestions.clear();
     }
-    result.results = ranked(scored, &result.terms);
+    result.results = ranked(scored, matched);
     result
 }
 
 /// Best first; on a tie, read-only actions before writes, then catalog order.
-fn ranked(mut scored: Vec<(usize, f64, Vec<usize>)>, terms: &[String]) -> Vec<Scored> {
+fn ranked(mut scored: Vec<(usize, f64)>, matched: impl Fn(usize) -> Vec<String>) -> Vec<Scored> {
     scored.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
             .then(ACTIONS[b.0].read_only.cmp(&ACTIONS[a.0].read_only))
@@ -244,18 +248,18 @@ fn ranked(mut scored: Vec<(usize, f64, Vec<usize>)>, terms: &[String]) -> Vec<Sc
     });
     scored
         .into_iter()
-        .map(|(action, score, matched)| Scored {
+        .map(|(action, score)| Scored {
             action,
             score: score.round() as u32,
-            matched_terms: matched.into_iter().map(|t| terms[t].clone()).collect(),
+            matched_terms: matched(action),
         })
         .collect()
 }
 
 /// Per action: how many pairs of neighbouring query words (`group msg`) are neighbouring
 /// parts of its name or an alias (send_group_msg).
-fn pairs_in_names(terms: &[Term]) -> Vec<u8> {
-    let mut counts = vec![0u8; ACTIONS.len()];
+fn pairs_in_names(terms: &[Term]) -> [u8; ACTION_COUNT] {
+    let mut counts = [0u8; ACTION_COUNT];
     let mut key = String::new();
     for pair in terms.windows(2) {
         let (TermKind::Word(a), TermKind::Word(b)) = (&pair[0].kind, &pair[1].kind) else {
@@ -267,7 +271,8 @@ fn pairs_in_names(terms: &[Term]) -> Vec<u8> {
         key.push_str(b);
         if let Some(i) = ADJACENT_PAIRS.position(&key) {
             for &action in ADJACENT_PAIR_ACTIONS.get(i) {
-                counts[usize::from(action)] += 1;
+                let count = &mut counts[usize::from(action)];
+                *count = count.saturating_add(1);
             }
         }
     }
@@ -275,11 +280,12 @@ fn pairs_in_names(terms: &[Term]) -> Vec<u8> {
 }
 
 /// Every action's weight for one term (0 where the term does not match), by action index.
-fn term_hits(term: &Term) -> Vec<u32> {
-    let mut hits = vec![0; ACTIONS.len()];
+fn term_hits(term: &Term) -> Hits {
+    let mut hits = [0; ACTION_COUNT];
     match &term.kind {
         TermKind::Word(key) => {
-            for &(action, weight) in query::token(key).unwrap_or(&[]) {
+            let hits_of_token = term.token.map(|i| TOKEN_HITS.get(i));
+            for &(action, weight) in hits_of_token.unwrap_or(&[]) {
                 hits[usize::from(action)] = u32::from(weight);
             }
             if key.chars().any(query::is_cjk) {
@@ -318,9 +324,7 @@ impl Intent {
         }
         let mut bits = 0;
         for term in terms {
-            if let TermKind::Word(key) = &term.kind
-                && let Some(i) = TOKENS.position(key)
-            {
+            if let Some(i) = term.token {
                 bits |= TOKEN_INTENTS[i];
             }
         }
@@ -343,7 +347,7 @@ impl Intent {
 #[cfg(test)]
 mod tests {
     use super::super::generated::search_index::{
-        NAME_WORDS, STOPWORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKEN_HITS,
+        NAME_WORDS, STOPWORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKENS,
     };
     use super::names::synonyms;
     use super::query::token;
@@ -406,10 +410,10 @@ mod tests {
             read > write,
             "catalog order alone would put the write first"
         );
-        let order = ranked(vec![(write, 5.0, vec![]), (read, 5.0, vec![])], &[]);
+        let order = ranked(vec![(write, 5.0), (read, 5.0)], |_| Vec::new());
         assert_eq!(order[0].action, read);
         assert_eq!(order[1].action, write);
-        let order = ranked(vec![(write, 6.0, vec![]), (read, 5.0, vec![])], &[]);
+        let order = ranked(vec![(write, 6.0), (read, 5.0)], |_| Vec::new());
         assert_eq!(order[0].action, write, "a higher score still wins");
     }
 }

@@ -5,16 +5,16 @@
 
 use std::borrow::Cow;
 
-use super::super::ACTIONS;
 use super::super::generated::search_index::{
-    GENERIC_PART_MASKS, NAME_WORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKEN_NAME_MASKS, TOKENS,
+    GENERIC_PART_MASKS, NAME_WORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKEN_NAME_MASKS,
 };
+use super::ACTION_COUNT;
 use super::query::{self, Term, TermKind};
 
 /// Per action: how many terms name a part of its name, and which parts the query covers.
 pub struct NameMatches<'a> {
-    named_terms: Vec<u8>,
-    covered: Vec<u16>,
+    named_terms: [u8; ACTION_COUNT],
+    covered: [u16; ACTION_COUNT],
     /// Words that cover parts but have no masks (compared per kept action).
     loose_words: Vec<Cow<'a, str>>,
 }
@@ -23,16 +23,17 @@ impl<'a> NameMatches<'a> {
     /// `ignored`: the query's stop words; one that is a name part still tells which action is
     /// meant (`can` in "can it send voice messages").
     pub fn new(terms: &'a [Term], ignored: &'a [String]) -> Self {
-        let mut named_terms = vec![0u8; ACTIONS.len()];
-        let mut covered = vec![0u16; ACTIONS.len()];
+        let mut named_terms = [0u8; ACTION_COUNT];
+        let mut covered = [0u16; ACTION_COUNT];
         let mut loose_words: Vec<Cow<'a, str>> = Vec::new();
         for term in terms {
             match &term.kind {
-                TermKind::Word(key) => match TOKENS.position(key) {
+                TermKind::Word(key) => match term.token {
                     Some(i) => {
                         for &(action, names, covers) in TOKEN_NAME_MASKS.get(i) {
                             let action = usize::from(action);
-                            named_terms[action] += u8::from(names != 0);
+                            named_terms[action] =
+                                named_terms[action].saturating_add(u8::from(names != 0));
                             covered[action] |= covers;
                         }
                     }

@@ -25,6 +25,8 @@ pub struct Term {
     /// diagnostics show.
     pub text: String,
     pub kind: TermKind,
+    /// A word's entry in [`TOKENS`], looked up once here for everything that ranks it.
+    pub token: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +142,7 @@ fn ascii_run(text: &str, out: &mut Query) {
                 out.terms.push(Term {
                     text: fixed.join("_"),
                     kind: TermKind::Fragment(normalized),
+                    token: None,
                 });
             } else {
                 // No name holds these parts in this order: they are ordinary words.
@@ -160,14 +163,19 @@ fn ascii_word(word: &str, out: &mut Query) {
         return;
     }
     let key = normalize(word);
-    if token(&key).is_some() {
-        out.terms.push(term(word, key));
+    let known = term(word, key);
+    if known.token.is_some() {
+        out.terms.push(known);
         return;
     }
+    let TermKind::Word(key) = known.kind else {
+        unreachable!("term() makes words")
+    };
     if let Some(parts) = run_together(word) {
         out.terms.push(Term {
             text: word.to_string(),
             kind: TermKind::Fragment(parts),
+            token: None,
         });
         return;
     }
@@ -184,6 +192,7 @@ fn ascii_word(word: &str, out: &mut Query) {
 fn term(text: &str, key: String) -> Term {
     Term {
         text: text.to_string(),
+        token: TOKENS.position(&key),
         kind: TermKind::Word(key),
     }
 }
