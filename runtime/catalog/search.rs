@@ -23,8 +23,8 @@ mod names;
 mod query;
 
 use super::generated::search_index::{
-    ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_TEXT, IDF, SEQUENCE_ACTIONS, SUBSTRING_TEXT,
-    TOKEN_HITS, TOKEN_INTENTS,
+    ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_SUBSTRING, CJK_TEXT, IDF, SEQUENCE_ACTIONS,
+    SUBSTRING_TEXT, TOKEN_HITS, TOKEN_INTENTS,
 };
 use super::{ACTIONS, CompactEntry, Filter, resolve};
 use names::NameMatches;
@@ -118,8 +118,6 @@ pub struct Suggestion {
 
 /// Score given to an action whose name or alias is the whole query.
 const EXACT: f64 = 10_000.0;
-/// Weight of a Chinese term found inside an action's summary or keywords.
-const CJK_SUBSTRING: u32 = 4;
 /// Bonus for an action whose name words are all covered by the query.
 const NAME_COVERAGE: f64 = 40.0;
 /// Bonus for an action whose name parts the query's terms name, scaled by their share.
@@ -283,19 +281,22 @@ fn pairs_in_names(terms: &[Term]) -> [u8; ACTION_COUNT] {
 fn term_hits(term: &Term) -> Hits {
     let mut hits = [0; ACTION_COUNT];
     match &term.kind {
-        TermKind::Word(key) => {
-            let hits_of_token = term.token.map(|i| TOKEN_HITS.get(i));
-            for &(action, weight) in hits_of_token.unwrap_or(&[]) {
-                hits[usize::from(action)] = u32::from(weight);
+        TermKind::Word(key) => match term.token {
+            Some(i) => {
+                for &(action, weight) in TOKEN_HITS.get(i) {
+                    hits[usize::from(action)] = u32::from(weight);
+                }
             }
-            if key.chars().any(query::is_cjk) {
+            // Chinese text no token is can still be inside an action's summary or keywords.
+            None if key.chars().any(query::is_cjk) => {
                 for (hit, text) in hits.iter_mut().zip(CJK_TEXT.iter()) {
                     if text.contains(key.as_str()) {
-                        *hit += CJK_SUBSTRING;
+                        *hit = CJK_SUBSTRING;
                     }
                 }
             }
-        }
+            None => {}
+        },
         TermKind::Fragment(parts) => {
             for (i, &action) in SEQUENCE_ACTIONS.iter().enumerate() {
                 if query::sequence_contains(i, parts) {
@@ -399,6 +400,30 @@ mod tests {
         assert!(hits.iter().any(|&(action, _)| usize::from(action) == ban));
         assert!(synonyms("ban").next().is_some(), "`ban` has synonyms");
         assert_eq!(synonyms("no such word").count(), 0);
+    }
+
+    /// A Chinese token's hits include every action whose Chinese text holds it, as the
+    /// runtime scan for other Chinese words would find them.
+    #[test]
+    fn chinese_tokens_carry_their_substring_hits() {
+        let mut checked = 0;
+        for (i, token) in TOKENS.iter().enumerate() {
+            if !token.chars().any(query::is_cjk) {
+                continue;
+            }
+            let hits = TOKEN_HITS.get(i);
+            for (action, text) in CJK_TEXT.iter().enumerate() {
+                let weight = hits
+                    .iter()
+                    .find(|(a, _)| usize::from(*a) == action)
+                    .map_or(0, |(_, w)| u32::from(*w));
+                if text.contains(token) {
+                    assert!(weight >= CJK_SUBSTRING, "{token} in action {action}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked} Chinese token hits checked");
     }
 
     /// Equal scores put read-only actions ahead of writes, whatever their catalog order.

@@ -21,6 +21,8 @@ const KEYWORD: u8 = 10;
 const KEYWORD_WORD: u8 = 6;
 const SUMMARY_WORD: u8 = 4;
 const CATEGORY: u8 = 2;
+/// A Chinese word found inside an action's summary or keywords (`禁言` in 全员禁言).
+const CJK_SUBSTRING: u8 = 4;
 
 pub fn emit(catalog: &Catalog) -> TokenStream {
     let analyzer = &Analyzer::new(catalog);
@@ -120,8 +122,21 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         .keys()
         .map(|token| Literal::u8_unsuffixed(intent_bits(token, catalog, &synonyms, analyzer)));
     let token_count = Literal::usize_unsuffixed(index.len());
+    let cjk_substring = Literal::u32_unsuffixed(u32::from(CJK_SUBSTRING));
     let token_words = strs(index.keys().cloned());
-    let token_hits = lists(index.values().map(|hits| {
+    // A Chinese token also matches every action whose Chinese text holds it (with
+    // CJK_SUBSTRING): worked out here, so a query scans that text only for a word no token is.
+    let cjk_text_values = cjk_texts(catalog);
+    let token_hits = lists(index.iter().map(|(token, hits)| {
+        let mut hits = hits.clone();
+        if token.chars().any(is_cjk) {
+            for (action, text) in cjk_text_values.iter().enumerate() {
+                if text.contains(token.as_str()) {
+                    let weight = hits.entry(action).or_insert(0);
+                    *weight = weight.saturating_add(CJK_SUBSTRING);
+                }
+            }
+        }
         hits.iter()
             .map(|(action, weight)| {
                 let action = Literal::u16_unsuffixed(*action as u16);
@@ -139,12 +154,7 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         text.push(a.summary.clone());
         text.join("\n").to_lowercase()
     }));
-    let cjk_texts = strs(catalog.actions.iter().map(|a| {
-        let category = &catalog.categories[a.category];
-        let mut parts: Vec<&str> = vec![&a.summary, &category.name];
-        parts.extend(a.keywords.iter().map(String::as_str));
-        parts.join("\n").to_lowercase()
-    }));
+    let cjk_texts = strs(cjk_text_values);
     let normalized_parts = |name: &str| -> Vec<String> {
         name_parts(name)
             .iter()
@@ -259,7 +269,8 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// synonym groups.
         pub static TOKEN_INTENTS: [u8; #token_count] = [#(#token_intents),*];
 
-        /// Per token (in [`TOKENS`] order): (action index, weight), by action index.
+        /// Per token (in [`TOKENS`] order): (action index, weight), by action index; a
+        /// Chinese token's weight includes [`CJK_SUBSTRING`] where the action's text holds it.
         pub static TOKEN_HITS: Lists<(u16, u8)> = #token_hits;
 
         /// Normalized words that belong to a synonym group, sorted by bytes.
@@ -277,6 +288,10 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// Per action: summary, category name and keywords, for Chinese terms that are not
         /// whole tokens.
         pub static CJK_TEXT: Strs = #cjk_texts;
+
+        /// The weight of a Chinese word found inside an action's [`CJK_TEXT`]; for tokens it
+        /// is already part of [`TOKEN_HITS`].
+        pub const CJK_SUBSTRING: u32 = #cjk_substring;
 
         /// Per action: the normalized parts of its name (`set_group_ban` -> set, group, ban).
         pub static NAME_WORDS: StrLists = #name_words;
@@ -483,6 +498,21 @@ fn running_ends(sizes: impl Iterator<Item = usize>) -> Vec<Literal> {
 
 /// word -> every other word that shares a synonym group with it (normalized, sorted,
 /// deduplicated).
+/// Per action: summary, category name and keywords, lower-cased: where a Chinese word that
+/// is not one of the action's tokens may still be found.
+fn cjk_texts(catalog: &Catalog) -> Vec<String> {
+    catalog
+        .actions
+        .iter()
+        .map(|a| {
+            let category = &catalog.categories[a.category];
+            let mut parts: Vec<&str> = vec![&a.summary, &category.name];
+            parts.extend(a.keywords.iter().map(String::as_str));
+            parts.join("\n").to_lowercase()
+        })
+        .collect()
+}
+
 /// The intent bits of a token: 1 when it or a synonym is a read word of the spec's
 /// `intents`, 2 when a write word.
 fn intent_bits(
