@@ -230,20 +230,21 @@ pub fn search_actions(args: Args) -> ToolReply {
                 (listing, result)
             }
             MatchMode::Keywords => {
-                let found = search::keywords(&args.query);
+                let mut found = search::keywords(&args.query);
                 let listing = page.render(found.result_entries(&filter));
                 let mut result = reply(&listing);
                 let extra = &mut result.diagnostics.extra;
-                extra.insert("terms".into(), json!(found.terms));
-                if !found.unmatched_terms.is_empty() {
-                    extra.insert("unmatched_terms".into(), json!(found.unmatched_terms));
-                }
-                if !found.ignored_terms.is_empty() {
-                    extra.insert("ignored_terms".into(), json!(found.ignored_terms));
-                }
-                if !found.corrected_terms.is_empty() {
-                    extra.insert("corrected_terms".into(), json!(found.corrected_terms));
-                }
+                // The word lists move into the reply; nothing below reads them.
+                let mut words = |key: &str, list: &mut Vec<String>, always: bool| {
+                    if always || !list.is_empty() {
+                        extra.insert(key.into(), Value::from(std::mem::take(list)));
+                    }
+                };
+                words("terms", &mut found.terms, true);
+                words("unmatched_terms", &mut found.unmatched_terms, false);
+                words("ignored_terms", &mut found.ignored_terms, false);
+                words("corrected_terms", &mut found.corrected_terms, false);
+                let extra = &mut result.diagnostics.extra;
                 if found.substring_fallback {
                     extra.insert("fallback".into(), json!("substring"));
                 }
