@@ -1,15 +1,15 @@
 //! The process-wide task runner: starts work on the tokio runtime after its record is durable,
-//! persists throttled progress and the final outcome, expires old records, and answers get,
-//! cancel, update and list. Record I/O runs on the blocking pool, never under the index lock.
+//! persists throttled progress and the final outcome; expiry.rs forgets old records and answers.rs
+//! answers get, cancel, update and list. Record I/O runs on the blocking pool, never under the
+//! index lock.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use base64_simd::URL_SAFE_NO_PAD;
 use futures::FutureExt as _;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -21,6 +21,11 @@ use super::{MAX_RECORD_BYTES, MAX_RUNNING_TASKS};
 use crate::config::Shutdown;
 use crate::config::principals::{DEFAULT_PRINCIPAL, Share, principal_of};
 use crate::ids;
+
+mod answers;
+mod expiry;
+
+use expiry::expired;
 
 /// What task handles advertise as `pollIntervalMs`.
 pub const POLL_INTERVAL_MS: u64 = 1000;
@@ -35,10 +40,9 @@ pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 const PROGRESS_PERSIST_EVERY: Duration = Duration::from_secs(1);
 /// Expired records are looked for this often (or at half the retention, when that is
 /// shorter, but never more than once a second).
-const SWEEP_EVERY: Duration = Duration::from_secs(600);
+pub(super) const SWEEP_EVERY: Duration = Duration::from_secs(600);
 const PANICKED_MESSAGE: &str = "remote outcome unknown: the transfer stopped on an internal \
      error (a bug in snowluma-mcp) before reporting its result; check SnowLuma before retrying";
-const CURSOR_PREFIX: &str = "tasks-v1:";
 
 /// Where running work reports progress and what it is doing.
 pub trait TaskProgress: Send + Sync {
@@ -556,242 +560,10 @@ impl TaskManager {
             summary.updated_at = now();
         }
     }
-
-    /// A known, unexpired task's summary (memory only, no file is read).
-    pub fn summary(&self, id: &str) -> Option<TaskSummary> {
-        let index = self.lock();
-        index
-            .summary(id)
-            .filter(|summary| !expired(self.settings.retention, summary, chrono::Utc::now()))
-            .cloned()
-    }
-
-    /// Whether `owner` may see task `id`. Another principal's task is reported exactly like
-    /// a task that does not exist, so ids cannot be probed.
-    fn visible_to(&self, id: &str, owner: &str) -> Result<(), TaskError> {
-        match self.summary(id) {
-            Some(summary) if !summary.owned_by(owner) => {
-                Err(TaskError::UnknownTask { id: id.to_owned() })
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// [`Self::get`] as `owner`.
-    pub async fn get_as(&self, owner: &str, id: &str) -> Result<TaskRecord, TaskError> {
-        self.visible_to(id, owner)?;
-        self.get(id).await
-    }
-
-    /// [`Self::cancel`] as `owner`.
-    pub fn cancel_as(&self, owner: &str, id: &str) -> Result<CancelAck, TaskError> {
-        self.visible_to(id, owner)?;
-        self.cancel(id)
-    }
-
-    /// [`Self::update`] as `owner`.
-    pub fn update_as(&self, owner: &str, id: &str) -> Result<(), TaskError> {
-        self.visible_to(id, owner)?;
-        self.update(id)
-    }
-
-    /// The task's current state; finished tasks include their saved result or error, read on
-    /// the blocking pool.
-    pub async fn get(&self, id: &str) -> Result<TaskRecord, TaskError> {
-        let summary = self
-            .summary(id)
-            .ok_or_else(|| TaskError::UnknownTask { id: id.to_owned() })?;
-        if !summary.state.is_terminal() {
-            return Ok(TaskRecord::working(&summary));
-        }
-        let owned = id.to_owned();
-        match self.on_disk(move |store| store.read(&owned)).await? {
-            Some(record) if record.summary.state.is_terminal() => Ok(record),
-            // The final write failed: memory holds that failure, the disk an older state.
-            Some(_) => Ok(TaskRecord::working(&summary).into_failed(
-                summary
-                    .status_message
-                    .as_deref()
-                    .unwrap_or("the final state was not saved"),
-                summary.updated_at.clone(),
-            )),
-            // Removed by the expiry sweep since the summary was read.
-            None if self.summary(id).is_none() => Err(TaskError::UnknownTask { id: id.to_owned() }),
-            None => Err(TaskStoreError::Corrupt {
-                path: self.store.record_path(id),
-                reason: "the record of this finished task has disappeared from disk".into(),
-            }
-            .into()),
-        }
-    }
-
-    /// Asks the work to stop. Cooperative: poll `get` for the final state, which is
-    /// `cancelled` only if the work honoured the request.
-    pub fn cancel(&self, id: &str) -> Result<CancelAck, TaskError> {
-        let mut index = self.lock();
-        if let Some(run) = index.running.get(id) {
-            run.cancel.cancel();
-            if let Some(summary) = index.summary_mut(id) {
-                summary.status_message = Some("cancellation requested".into());
-            }
-            return Ok(CancelAck::Requested);
-        }
-        let now = chrono::Utc::now();
-        match index
-            .summary(id)
-            .filter(|summary| !expired(self.settings.retention, summary, now))
-        {
-            // The work has returned and its outcome is being saved: the completion won the
-            // race, which the caller learns by polling, as with any cancel.
-            Some(summary) if summary.state == TaskState::Working => Ok(CancelAck::Requested),
-            Some(summary) => Ok(CancelAck::AlreadyFinished(summary.state)),
-            None => Err(TaskError::UnknownTask { id: id.to_owned() }),
-        }
-    }
-
-    /// Answers input requests. Background transfers never ask for input, so a known task
-    /// gets [`TaskError::NoInputRequested`] and an unknown one [`TaskError::UnknownTask`].
-    pub fn update(&self, id: &str) -> Result<(), TaskError> {
-        if self.summary(id).is_some() {
-            Err(TaskError::NoInputRequested { id: id.to_owned() })
-        } else {
-            Err(TaskError::UnknownTask { id: id.to_owned() })
-        }
-    }
-
-    /// Task metadata, newest first, `limit` (1..=100, default 50) at a time.
-    pub fn list(&self, cursor: Option<&str>, limit: Option<u32>) -> Result<TaskPage, TaskError> {
-        self.list_as(DEFAULT_PRINCIPAL, cursor, limit)
-    }
-
-    /// [`Self::list`] of `owner`'s tasks only.
-    pub fn list_as(
-        &self,
-        owner: &str,
-        cursor: Option<&str>,
-        limit: Option<u32>,
-    ) -> Result<TaskPage, TaskError> {
-        let limit = limit.unwrap_or(DEFAULT_PAGE_LIMIT);
-        if !(1..=MAX_PAGE_LIMIT).contains(&limit) {
-            return Err(TaskError::BadLimit { limit });
-        }
-        let before = cursor.map(decode_cursor).transpose()?;
-        let now = chrono::Utc::now();
-        let index = self.lock();
-        let mut newer_first = index
-            .by_seq
-            .range(..before.unwrap_or(u64::MAX))
-            .rev()
-            .map(|(_, summary)| summary)
-            .filter(|summary| summary.owned_by(owner))
-            .filter(|summary| !expired(self.settings.retention, summary, now));
-        let tasks: Vec<TaskSummary> = newer_first.by_ref().take(limit as usize).cloned().collect();
-        let next_cursor = match (newer_first.next(), tasks.last()) {
-            (Some(_), Some(last)) => Some(encode_cursor(last.seq)),
-            _ => None,
-        };
-        Ok(TaskPage { tasks, next_cursor })
-    }
-
-    /// Tasks currently working.
-    pub fn running_count(&self) -> usize {
-        self.lock().running.len()
-    }
-
-    /// Starts the periodic expiry sweep once (nothing to sweep when records are kept
-    /// forever). It holds the manager weakly and ends with it.
-    fn ensure_sweeper(self: &Arc<Self>, runtime: &tokio::runtime::Handle) {
-        let Some(retention) = self.settings.retention else {
-            return;
-        };
-        if self.sweeping.swap(true, Ordering::Relaxed) {
-            return;
-        }
-        let every = (retention / 2).clamp(Duration::from_secs(1), SWEEP_EVERY);
-        let manager = Arc::downgrade(self);
-        runtime.spawn(async move {
-            let mut ticks = tokio::time::interval(every);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            // The first tick is immediate; start-up has just swept.
-            ticks.tick().await;
-            loop {
-                ticks.tick().await;
-                let Some(manager) = manager.upgrade() else {
-                    return;
-                };
-                manager.sweep().await;
-            }
-        });
-    }
-
-    /// Forgets finished tasks past the retention and deletes their records on the blocking
-    /// pool.
-    async fn sweep(&self) {
-        let now = chrono::Utc::now();
-        let expired_ids: Vec<String> = {
-            let mut index = self.lock();
-            let ids: Vec<String> = index
-                .by_seq
-                .values()
-                .filter(|summary| expired(self.settings.retention, summary, now))
-                .map(|summary| summary.id.clone())
-                .collect();
-            for id in &ids {
-                index.forget(id);
-            }
-            ids
-        };
-        if expired_ids.is_empty() {
-            return;
-        }
-        let removed = self
-            .on_disk(move |store| {
-                expired_ids
-                    .iter()
-                    .try_for_each(|id| store.remove(id))
-                    .map(|()| expired_ids.len())
-            })
-            .await;
-        match removed {
-            Ok(count) => tracing::info!(count, "removed expired task records"),
-            Err(err) => tracing::warn!(error = %err, "could not remove an expired task record"),
-        }
-    }
-}
-
-/// A finished task whose final update is older than the retention. Working tasks never
-/// expire; neither does anything when the retention is off.
-fn expired(
-    retention: Option<Duration>,
-    summary: &TaskSummary,
-    now: chrono::DateTime<chrono::Utc>,
-) -> bool {
-    let (Some(retention), true) = (retention, summary.state.is_terminal()) else {
-        return false;
-    };
-    let (Some(updated), Ok(retention)) =
-        (summary.updated(), chrono::TimeDelta::from_std(retention))
-    else {
-        return false;
-    };
-    updated + retention <= now
 }
 
 fn running_message(action: &str) -> String {
     format!("{action} is running")
-}
-
-fn encode_cursor(seq: u64) -> String {
-    URL_SAFE_NO_PAD.encode_to_string(format!("{CURSOR_PREFIX}{seq}"))
-}
-
-fn decode_cursor(cursor: &str) -> Result<u64, TaskError> {
-    URL_SAFE_NO_PAD
-        .decode_to_vec(cursor)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .and_then(|text| text.strip_prefix(CURSOR_PREFIX)?.parse().ok())
-        .ok_or(TaskError::BadCursor)
 }
 
 struct ProgressRecorder {
@@ -810,22 +582,5 @@ impl TaskProgress for ProgressRecorder {
         if let Some(manager) = self.manager.upgrade() {
             manager.record_status(&self.id, message);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cursors_round_trip_and_foreign_ones_are_refused() {
-        assert_eq!(decode_cursor(&encode_cursor(41)).unwrap(), 41);
-        assert!(matches!(decode_cursor("41"), Err(TaskError::BadCursor)));
-        assert!(matches!(decode_cursor("!!"), Err(TaskError::BadCursor)));
-        let wrong_prefix = URL_SAFE_NO_PAD.encode_to_string("other:3");
-        assert!(matches!(
-            decode_cursor(&wrong_prefix),
-            Err(TaskError::BadCursor)
-        ));
     }
 }
