@@ -1,8 +1,10 @@
-//! MCP logging for legacy sessions (issue 37, the conformance suite's `logging-set-level`):
-//! `initialize` offers the `logging` capability, `logging/setLevel` stores the client's level
-//! in its session, and from then on each `tools/call` of that session sends its log line as
-//! one `notifications/message` at or above that level. Nothing is sent before a client asks,
-//! and 2026-07-28 requests (whose revision dropped setLevel) are unchanged. Over real stdio.
+//! MCP logging of tool calls, over real stdio. Legacy sessions (issue 37, the conformance
+//! suite's `logging-set-level`): `initialize` offers the `logging` capability,
+//! `logging/setLevel` stores the client's level in its session, and from then on each
+//! `tools/call` of that session sends its log line as one `notifications/message` at or above
+//! that level. 2026-07-28 requests (whose revision dropped setLevel) ask for themselves with
+//! `_meta["io.modelcontextprotocol/logLevel"]`: only that request's call is logged, at or
+//! above its level. Nothing is sent to a client that does not ask.
 
 #[path = "support/raw_client.rs"]
 mod raw_client;
@@ -53,7 +55,7 @@ async fn failing_call(server: &mut RawServer, id: i64) -> Value {
 }
 
 #[tokio::test]
-async fn legacy_initialize_offers_logging_and_discover_does_not() {
+async fn initialize_and_discover_offer_logging_and_set_level_is_legacy_only() {
     let mut server = RawServer::spawn(&[]);
     let init = server
         .request(
@@ -77,9 +79,11 @@ async fn legacy_initialize_offers_logging_and_discover_does_not() {
             json!({ "_meta": modern_meta(json!({})) }),
         )
         .await;
-    let capabilities = &discover["result"]["capabilities"];
-    assert!(capabilities.is_object(), "{discover}");
-    assert!(capabilities.get("logging").is_none(), "{discover}");
+    assert_eq!(
+        discover["result"]["capabilities"]["logging"],
+        json!({}),
+        "{discover}"
+    );
     let refused = modern
         .request(
             2,
@@ -170,4 +174,101 @@ async fn the_session_level_filters_messages() {
     set_level(&mut server, 4, "critical").await;
     failing_call(&mut server, 5).await;
     assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
+}
+
+/// A 2026-07-28 `tools/call` with its own log level in `_meta`.
+async fn modern_call(
+    server: &mut RawServer,
+    id: i64,
+    name: &str,
+    arguments: Value,
+    level: Option<&str>,
+) -> Value {
+    let mut meta = modern_meta(json!({}));
+    if let Some(level) = level {
+        meta["io.modelcontextprotocol/logLevel"] = json!(level);
+    }
+    server
+        .request(
+            id,
+            "tools/call",
+            json!({ "name": name, "arguments": arguments, "_meta": meta }),
+        )
+        .await
+}
+
+#[tokio::test]
+async fn a_2026_request_asks_for_its_own_log_message() {
+    let mut server = RawServer::spawn(&[]);
+    // No level in `_meta`: no message.
+    let answer = modern_call(
+        &mut server,
+        1,
+        "search_actions",
+        json!({ "query": "禁言" }),
+        None,
+    )
+    .await;
+    assert!(answer["result"].is_object(), "{answer}");
+    assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
+
+    // `info` on this request: its call's facts, once.
+    let answer = modern_call(
+        &mut server,
+        2,
+        "search_actions",
+        json!({ "query": "禁言" }),
+        Some("info"),
+    )
+    .await;
+    let messages = take_log_messages(&mut server);
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    let params = &messages[0]["params"];
+    assert_eq!(params["level"], "info");
+    assert_eq!(params["logger"], "snowluma-mcp");
+    assert_eq!(params["data"]["tool"], "search_actions");
+    assert_eq!(params["data"]["outcome"], "success");
+    assert_eq!(
+        params["data"]["traceparent"],
+        answer["result"]["_meta"]["traceparent"]
+    );
+    assert!(!messages[0].to_string().contains("禁言"));
+
+    // The level is this request's alone: the next request without one gets nothing.
+    modern_call(
+        &mut server,
+        3,
+        "search_actions",
+        json!({ "query": "禁言" }),
+        None,
+    )
+    .await;
+    assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
+
+    // `error` filters a success out and lets a failure through.
+    modern_call(
+        &mut server,
+        4,
+        "search_actions",
+        json!({ "query": "禁言" }),
+        Some("error"),
+    )
+    .await;
+    assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
+    let answer = modern_call(
+        &mut server,
+        5,
+        "get_action",
+        json!({ "name": "no_such_action_xyz" }),
+        Some("error"),
+    )
+    .await;
+    assert_eq!(
+        answer["result"]["structuredContent"]["diagnostics"]["outcome"], "failed",
+        "{answer}"
+    );
+    let messages = take_log_messages(&mut server);
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["params"]["level"], "error");
+    assert_eq!(messages[0]["params"]["data"]["tool"], "get_action");
 }

@@ -1,7 +1,8 @@
 //! MCP logging over a legacy Streamable HTTP session: `logging/setLevel` is per session and
 //! the call's `notifications/message` goes out on the session's standalone GET stream (rmcp
 //! routes a log message there: unlike progress, it names no request), while each POST keeps
-//! its plain JSON answer; 2026-07-28 requests are unchanged.
+//! its plain JSON answer. A 2026-07-28 request without a `_meta` log level is unchanged; one
+//! with it gets its message on its own response stream, before its answer.
 
 #[path = "support/http_server.rs"]
 mod http_server;
@@ -155,5 +156,58 @@ async fn a_legacy_http_session_gets_its_call_log_after_set_level() {
         modern.headers
     );
     assert!(modern.json()["result"].is_object(), "{}", modern.body);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_2026_http_request_with_a_log_level_gets_its_message_on_its_own_stream() {
+    let server = HttpServer::start(&[("SNOWLUMA_MCP_HTTP_TOKEN", TOKEN)], &[]).await;
+    let mut meta = raw_client::modern_meta(json!({}));
+    meta["io.modelcontextprotocol/logLevel"] = json!("info");
+    let reply = post(
+        &server.url,
+        Some(TOKEN),
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "search_actions"),
+        ],
+        &json!({ "jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                 "params": { "name": "search_actions", "arguments": { "query": "mute" },
+                             "_meta": meta } }),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    // Something goes out before the answer, so the answer is an event stream: the log
+    // message first, then the result, both on this request's own response.
+    assert!(
+        reply
+            .header("content-type")
+            .is_some_and(|t| t.starts_with("text/event-stream")),
+        "{:?}",
+        reply.headers
+    );
+    let messages: Vec<Value> = reply
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim_start()).ok())
+        .collect();
+    let log = messages
+        .iter()
+        .position(|m| m["method"] == "notifications/message")
+        .unwrap_or_else(|| panic!("no log message: {}", reply.body));
+    let answer = messages
+        .iter()
+        .position(|m| m["id"] == 8)
+        .unwrap_or_else(|| panic!("no answer: {}", reply.body));
+    assert!(log < answer, "{}", reply.body);
+    let params = &messages[log]["params"];
+    assert_eq!(params["level"], "info");
+    assert_eq!(params["data"]["tool"], "search_actions");
+    assert_eq!(
+        params["data"]["traceparent"],
+        messages[answer]["result"]["_meta"]["traceparent"]
+    );
     server.stop().await;
 }

@@ -1,8 +1,9 @@
-//! The record one `tools/call` leaves: the stderr line (`trace::log_call`) and, for a legacy
-//! session whose client asked for them with `logging/setLevel`, the same facts as an MCP
-//! `notifications/message`. Nothing is sent before a client sets a level, and 2026-07-28
-//! requests never get one (that revision replaces setLevel with a per-request `_meta` log
-//! level this server does not offer), so clients that never ask see nothing new.
+//! The record one `tools/call` leaves: the stderr line (`trace::log_call`) and, when the
+//! client asked for them, the same facts as an MCP `notifications/message`. A legacy session
+//! asks once with `logging/setLevel`; a 2026-07-28 request asks for itself alone with
+//! `_meta["io.modelcontextprotocol/logLevel"]` (that revision dropped setLevel, and a request
+//! without the key gets no message whatever its connection asked before). Clients that never
+//! ask see nothing.
 //!
 //! Level of a call's message: `info` when it succeeded or continues (input round, task),
 //! `warning` when its outcome is unknown (it may have taken effect), `error` when it failed.
@@ -18,6 +19,7 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::RequestContext;
 
 use super::SnowlumaServer;
+use super::log_level;
 use super::session::is_modern;
 use crate::outcome::ErrorKind;
 use crate::trace::{self, TraceContext};
@@ -58,7 +60,14 @@ impl SnowlumaServer {
             elapsed,
         );
         let level = call_level(call.outcome);
-        if is_modern(ctx) || !self.session.log_level.wants(level) {
+        let wanted = if is_modern(ctx) {
+            ctx.meta
+                .log_level()
+                .is_some_and(|asked| log_level::reaches(level, asked))
+        } else {
+            self.session.log_level.wants(level)
+        };
+        if !wanted {
             return;
         }
         let message = LoggingMessageNotificationParam::new(level, message_data(&call, elapsed))

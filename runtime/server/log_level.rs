@@ -1,5 +1,6 @@
 //! The MCP log level one session's client asked for (`logging/setLevel`), kept in its
-//! `Session`; a leaf file so the session and the call log can both use it.
+//! `Session`, and the level order a 2026-07-28 request's own `_meta` log level is compared
+//! with; a leaf file so the session and the call log can both use it.
 
 // rmcp marks MCP logging deprecated (SEP-2577); legacy sessions still have it.
 #![allow(deprecated)]
@@ -23,6 +24,12 @@ impl ClientLogLevel {
         let threshold = self.0.load(Ordering::Relaxed);
         threshold != 0 && severity(level) >= threshold
     }
+}
+
+/// True when `level` is at least as severe as `threshold` (a 2026-07-28 request's own
+/// `_meta` log level).
+pub fn reaches(level: LoggingLevel, threshold: LoggingLevel) -> bool {
+    severity(level) >= severity(threshold)
 }
 
 /// RFC 5424 order, least severe first, from 1 (0 means "not set").

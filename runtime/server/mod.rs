@@ -191,6 +191,9 @@ impl ServerHandler for SnowlumaServer {
         };
         // Completion of action names for the action resource template.
         capabilities.completions = Some(JsonObject::new());
+        // Call log messages: legacy sessions ask with logging/setLevel, 2026-07-28 requests
+        // with their own `_meta` log level (see `call_log`).
+        capabilities.logging = Some(JsonObject::new());
         // MCP Apps: the preview_message panel (offered only to clients that render it).
         capabilities
             .extensions
@@ -208,21 +211,19 @@ impl ServerHandler for SnowlumaServer {
             ))
     }
 
-    /// `initialize` (always a legacy session): also offers MCP logging, which 2026-07-28
-    /// removed, so server/discover (from `get_info`) does not.
+    /// `initialize` (always a legacy session).
     async fn initialize(
         &self,
         request: InitializeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         ctx.peer.set_peer_info(request.clone());
-        let mut result = self.negotiate_initialize(&request)?;
-        result.capabilities.logging = Some(JsonObject::new());
-        Ok(result)
+        self.negotiate_initialize(&request)
     }
 
     /// Legacy `logging/setLevel`: from now on this session's calls send their log line as a
-    /// message at or above `level` (see `call_log`). 2026-07-28 requests are refused as before.
+    /// message at or above `level` (see `call_log`). 2026-07-28 requests are refused: that
+    /// revision asks per request, in `_meta`.
     #[allow(deprecated)]
     async fn set_level(
         &self,

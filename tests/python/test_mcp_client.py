@@ -306,6 +306,38 @@ def test_search_keywords(mode: str) -> None:
     run_with_client(mode, body)
 
 
+@mode_param
+def test_call_log_messages_only_when_asked(mode: str) -> None:
+    """The call's log line as `notifications/message`: a legacy session asks with
+    `logging/setLevel`, a 2026-07-28 client stamps `_meta` logLevel on its requests (the SDK's
+    `log_level`). Before it asks, nothing arrives; the message names the tool, never the query."""
+    received: list[types.LoggingMessageNotificationParams] = []
+
+    async def collect(params: types.LoggingMessageNotificationParams) -> None:
+        received.append(params)
+
+    async def body(client: Client):
+        if mode == "legacy":
+            await call_ok(client, "search_actions", {"query": "禁言", "match": "keywords"})
+            assert received == [], received
+            await client.set_logging_level("info")
+        result, _ = await call(client, "search_actions", {"query": "禁言", "match": "keywords"})
+        with anyio.fail_after(READ_TIMEOUT_S):
+            while not received:
+                await anyio.sleep(0.01)
+        assert len(received) == 1, received
+        message = received[0]
+        assert message.level == "info", message
+        assert message.logger == "snowluma-mcp", message
+        assert message.data["tool"] == "search_actions", message
+        assert message.data["outcome"] == "success", message
+        assert message.data["traceparent"] == result.meta["traceparent"], message
+        assert "禁言" not in json.dumps(message.data, ensure_ascii=False), message
+
+    extra = {} if mode == "legacy" else {"log_level": "info"}
+    run_with_client(mode, body, logging_callback=collect, **extra)
+
+
 # --------------------------------------------------------------------------- get_action
 
 
