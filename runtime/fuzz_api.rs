@@ -12,4 +12,4 @@ pub use crate::events::buffer::{EventBuffer, Slice, cursor, parse_cursor};
 pub use crate::events::connection::{FrameVerdict, check_frame};
 
 /// `?after=` handling and page assembly of `resources/read` on an event resource.
-pub use crate::events::hub::{read_page, split_after};
+pub use crate::events::page::{read_page, split_after};

@@ -28,6 +28,7 @@ mod feed;
 mod filter;
 pub(crate) mod hub;
 mod leases;
+pub(crate) mod page;
 mod probe;
 mod recovery;
 mod status;
