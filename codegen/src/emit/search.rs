@@ -118,9 +118,10 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     let cjk_subwords = str_lists(vocabulary.iter().map(|w| query_segmenter.subwords(w)));
     let cjk_words = strs(vocabulary);
 
+    let intents = IntentWords::new(catalog, analyzer);
     let token_intents = index
         .keys()
-        .map(|token| Literal::u8_unsuffixed(intent_bits(token, catalog, &synonyms, analyzer)));
+        .map(|token| Literal::u8_unsuffixed(intents.bits(token, &synonyms)));
     let token_count = Literal::usize_unsuffixed(index.len());
     let cjk_substring = Literal::u32_unsuffixed(u32::from(CJK_SUBSTRING));
     let token_words = strs(index.keys().cloned());
@@ -513,28 +514,38 @@ fn cjk_texts(catalog: &Catalog) -> Vec<String> {
         .collect()
 }
 
-/// The intent bits of a token: 1 when it or a synonym is a read word of the spec's
-/// `intents`, 2 when a write word.
-fn intent_bits(
-    token: &str,
-    catalog: &Catalog,
-    synonyms: &BTreeMap<String, Vec<String>>,
-    analyzer: &Analyzer,
-) -> u8 {
-    let words: Vec<&str> = std::iter::once(token)
-        .chain(
+/// The spec's intent words, normalized once.
+struct IntentWords {
+    read: BTreeSet<String>,
+    write: BTreeSet<String>,
+}
+
+impl IntentWords {
+    fn new(catalog: &Catalog, analyzer: &Analyzer) -> Self {
+        let normalized = |list: &[String]| list.iter().map(|w| analyzer.normalize(w)).collect();
+        IntentWords {
+            read: normalized(&catalog.intents.read),
+            write: normalized(&catalog.intents.write),
+        }
+    }
+
+    /// The intent bits of a token: 1 when it or a synonym is a read word, 2 when a write
+    /// word.
+    fn bits(&self, token: &str, synonyms: &BTreeMap<String, Vec<String>>) -> u8 {
+        let words = std::iter::once(token).chain(
             synonyms
                 .get(token)
                 .into_iter()
                 .flatten()
                 .map(String::as_str),
-        )
-        .collect();
-    let named = |list: &[String]| {
-        list.iter()
-            .any(|w| words.contains(&analyzer.normalize(w).as_str()))
-    };
-    u8::from(named(&catalog.intents.read)) | (u8::from(named(&catalog.intents.write)) << 1)
+        );
+        let (mut read, mut write) = (false, false);
+        for word in words {
+            read |= self.read.contains(word);
+            write |= self.write.contains(word);
+        }
+        u8::from(read) | (u8::from(write) << 1)
+    }
 }
 
 fn synonym_table(catalog: &Catalog, analyzer: &Analyzer) -> BTreeMap<String, Vec<String>> {

@@ -162,15 +162,11 @@ fn ascii_word(word: &str, out: &mut Query) {
         out.ignored.push(word.to_string());
         return;
     }
-    let key = normalize(word);
-    let known = term(word, key);
-    if known.token.is_some() {
-        out.terms.push(known);
+    let as_is = term(word, normalize(word));
+    if as_is.token.is_some() {
+        out.terms.push(as_is);
         return;
     }
-    let TermKind::Word(key) = known.kind else {
-        unreachable!("term() makes words")
-    };
     if let Some(parts) = run_together(word) {
         out.terms.push(Term {
             text: word.to_string(),
@@ -185,15 +181,21 @@ fn ascii_word(word: &str, out: &mut Query) {
             out.terms.push(term(better, normalize(better)));
         }
         // Unknown: it stays in the AND and empties the results.
-        None => out.terms.push(term(word, key)),
+        None => out.terms.push(as_is),
     }
 }
 
 fn term(text: &str, key: String) -> Term {
+    let token = TOKENS.position(&key);
+    word_term(text, key, token)
+}
+
+/// A word term whose token lookup is already done.
+fn word_term(text: &str, key: String, token: Option<usize>) -> Term {
     Term {
         text: text.to_string(),
-        token: TOKENS.position(&key),
         kind: TermKind::Word(key),
+        token,
     }
 }
 
@@ -231,9 +233,9 @@ fn cjk_run(text: &str, out: &mut Query) {
             flush(&mut leftover, out);
             out.ignored.push(word.to_string());
             stopped = true;
-        } else if token(word).is_some() {
+        } else if let token @ Some(_) = TOKENS.position(word) {
             flush(&mut leftover, out);
-            out.terms.push(term(word, word.to_string()));
+            out.terms.push(word_term(word, word.to_string(), token));
         } else {
             leftover.push_str(word);
         }
