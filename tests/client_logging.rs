@@ -22,14 +22,18 @@ fn take_log_messages(server: &mut RawServer) -> Vec<Value> {
     messages
 }
 
-async fn call(server: &mut RawServer, id: i64, tool: &str, arguments: Value) -> Value {
-    server
-        .request(
-            id,
-            "tools/call",
-            json!({ "name": tool, "arguments": arguments }),
-        )
-        .await
+/// A `tools/call` of `(tool, arguments)`, with `_meta` when given.
+async fn call(
+    server: &mut RawServer,
+    id: i64,
+    (tool, arguments): (&str, Value),
+    meta: Option<Value>,
+) -> Value {
+    let mut params = json!({ "name": tool, "arguments": arguments });
+    if let Some(meta) = meta {
+        params["_meta"] = meta;
+    }
+    server.request(id, "tools/call", params).await
 }
 
 async fn set_level(server: &mut RawServer, id: i64, level: &str) {
@@ -40,18 +44,34 @@ async fn set_level(server: &mut RawServer, id: i64, level: &str) {
 }
 
 /// A call that succeeds without SnowLuma, and one that fails (an action the catalog lacks).
+fn succeeding() -> (&'static str, Value) {
+    ("search_actions", json!({ "query": "禁言" }))
+}
+
+fn failing() -> (&'static str, Value) {
+    ("get_action", json!({ "name": "no_such_action_xyz" }))
+}
+
 async fn succeeding_call(server: &mut RawServer, id: i64) -> Value {
-    call(server, id, "search_actions", json!({ "query": "禁言" })).await
+    call(server, id, succeeding(), None).await
 }
 
 async fn failing_call(server: &mut RawServer, id: i64) -> Value {
-    call(
-        server,
-        id,
-        "get_action",
-        json!({ "name": "no_such_action_xyz" }),
-    )
-    .await
+    call(server, id, failing(), None).await
+}
+
+/// A 2026-07-28 call, with its own log level in `_meta` when one is given.
+async fn modern_call(
+    server: &mut RawServer,
+    id: i64,
+    what: (&str, Value),
+    level: Option<&str>,
+) -> Value {
+    let mut meta = modern_meta(json!({}));
+    if let Some(level) = level {
+        meta["io.modelcontextprotocol/logLevel"] = json!(level);
+    }
+    call(server, id, what, Some(meta)).await
 }
 
 #[tokio::test]
@@ -131,14 +151,7 @@ async fn nothing_is_sent_before_set_level_then_one_info_message_per_call() {
     assert!(!messages[0].to_string().contains("禁言"));
 
     // A 2026-07-28 request on the same connection is unchanged: no message.
-    let modern = server
-        .request(
-            4,
-            "tools/call",
-            json!({ "name": "search_actions", "arguments": { "query": "禁言" },
-                    "_meta": modern_meta(json!({})) }),
-        )
-        .await;
+    let modern = modern_call(&mut server, 4, succeeding(), None).await;
     assert!(modern["result"].is_object(), "{modern}");
     assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
 }
@@ -176,51 +189,16 @@ async fn the_session_level_filters_messages() {
     assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
 }
 
-/// A 2026-07-28 `tools/call` with its own log level in `_meta`.
-async fn modern_call(
-    server: &mut RawServer,
-    id: i64,
-    name: &str,
-    arguments: Value,
-    level: Option<&str>,
-) -> Value {
-    let mut meta = modern_meta(json!({}));
-    if let Some(level) = level {
-        meta["io.modelcontextprotocol/logLevel"] = json!(level);
-    }
-    server
-        .request(
-            id,
-            "tools/call",
-            json!({ "name": name, "arguments": arguments, "_meta": meta }),
-        )
-        .await
-}
-
 #[tokio::test]
 async fn a_2026_request_asks_for_its_own_log_message() {
     let mut server = RawServer::spawn(&[]);
     // No level in `_meta`: no message.
-    let answer = modern_call(
-        &mut server,
-        1,
-        "search_actions",
-        json!({ "query": "禁言" }),
-        None,
-    )
-    .await;
+    let answer = modern_call(&mut server, 1, succeeding(), None).await;
     assert!(answer["result"].is_object(), "{answer}");
     assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
 
     // `info` on this request: its call's facts, once.
-    let answer = modern_call(
-        &mut server,
-        2,
-        "search_actions",
-        json!({ "query": "禁言" }),
-        Some("info"),
-    )
-    .await;
+    let answer = modern_call(&mut server, 2, succeeding(), Some("info")).await;
     let messages = take_log_messages(&mut server);
     assert_eq!(messages.len(), 1, "{messages:?}");
     let params = &messages[0]["params"];
@@ -235,34 +213,13 @@ async fn a_2026_request_asks_for_its_own_log_message() {
     assert!(!messages[0].to_string().contains("禁言"));
 
     // The level is this request's alone: the next request without one gets nothing.
-    modern_call(
-        &mut server,
-        3,
-        "search_actions",
-        json!({ "query": "禁言" }),
-        None,
-    )
-    .await;
+    modern_call(&mut server, 3, succeeding(), None).await;
     assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
 
     // `error` filters a success out and lets a failure through.
-    modern_call(
-        &mut server,
-        4,
-        "search_actions",
-        json!({ "query": "禁言" }),
-        Some("error"),
-    )
-    .await;
+    modern_call(&mut server, 4, succeeding(), Some("error")).await;
     assert_eq!(take_log_messages(&mut server), Vec::<Value>::new());
-    let answer = modern_call(
-        &mut server,
-        5,
-        "get_action",
-        json!({ "name": "no_such_action_xyz" }),
-        Some("error"),
-    )
-    .await;
+    let answer = modern_call(&mut server, 5, failing(), Some("error")).await;
     assert_eq!(
         answer["result"]["structuredContent"]["diagnostics"]["outcome"], "failed",
         "{answer}"

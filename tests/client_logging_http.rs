@@ -108,6 +108,23 @@ async fn search(url: &str, session: &str, id: i64) -> Value {
     traceparent
 }
 
+/// A 2026-07-28 `search_actions` call (no session) with `meta` as its `_meta`.
+async fn modern_search(url: &str, id: i64, meta: Value) -> http_server::Exchange {
+    post(
+        url,
+        Some(TOKEN),
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "search_actions"),
+        ],
+        &json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                 "params": { "name": "search_actions", "arguments": { "query": "mute" },
+                             "_meta": meta } }),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn a_legacy_http_session_gets_its_call_log_after_set_level() {
     let server = HttpServer::start(&[("SNOWLUMA_MCP_HTTP_TOKEN", TOKEN)], &[]).await;
@@ -134,19 +151,7 @@ async fn a_legacy_http_session_gets_its_call_log_after_set_level() {
     assert_eq!(log["params"]["data"]["traceparent"], second, "{log}");
 
     // A 2026-07-28 request is answered as before: plain JSON.
-    let modern = post(
-        url,
-        Some(TOKEN),
-        &[
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "tools/call"),
-            ("mcp-name", "search_actions"),
-        ],
-        &json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                 "params": { "name": "search_actions", "arguments": { "query": "mute" },
-                             "_meta": raw_client::modern_meta(json!({})) } }),
-    )
-    .await;
+    let modern = modern_search(url, 7, raw_client::modern_meta(json!({}))).await;
     assert_eq!(modern.status, 200, "{}", modern.body);
     assert!(
         modern
@@ -164,19 +169,7 @@ async fn a_2026_http_request_with_a_log_level_gets_its_message_on_its_own_stream
     let server = HttpServer::start(&[("SNOWLUMA_MCP_HTTP_TOKEN", TOKEN)], &[]).await;
     let mut meta = raw_client::modern_meta(json!({}));
     meta["io.modelcontextprotocol/logLevel"] = json!("info");
-    let reply = post(
-        &server.url,
-        Some(TOKEN),
-        &[
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "tools/call"),
-            ("mcp-name", "search_actions"),
-        ],
-        &json!({ "jsonrpc": "2.0", "id": 8, "method": "tools/call",
-                 "params": { "name": "search_actions", "arguments": { "query": "mute" },
-                             "_meta": meta } }),
-    )
-    .await;
+    let reply = modern_search(&server.url, 8, meta).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     // Something goes out before the answer, so the answer is an event stream: the log
     // message first, then the result, both on this request's own response.
