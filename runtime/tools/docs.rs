@@ -235,16 +235,17 @@ pub fn search_actions(args: Args) -> ToolReply {
                 let mut result = reply(&listing);
                 let extra = &mut result.diagnostics.extra;
                 // The word lists move into the reply; nothing below reads them.
-                let mut words = |key: &str, list: &mut Vec<String>, always: bool| {
-                    if always || !list.is_empty() {
+                let terms = std::mem::take(&mut found.terms);
+                extra.insert("terms".into(), Value::from(terms));
+                for (key, list) in [
+                    ("unmatched_terms", &mut found.unmatched_terms),
+                    ("ignored_terms", &mut found.ignored_terms),
+                    ("corrected_terms", &mut found.corrected_terms),
+                ] {
+                    if !list.is_empty() {
                         extra.insert(key.into(), Value::from(std::mem::take(list)));
                     }
-                };
-                words("terms", &mut found.terms, true);
-                words("unmatched_terms", &mut found.unmatched_terms, false);
-                words("ignored_terms", &mut found.ignored_terms, false);
-                words("corrected_terms", &mut found.corrected_terms, false);
-                let extra = &mut result.diagnostics.extra;
+                }
                 if found.substring_fallback {
                     extra.insert("fallback".into(), json!("substring"));
                 }
