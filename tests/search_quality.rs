@@ -251,6 +251,42 @@ fn misspelled_words_are_read_as_the_nearest_catalog_word_and_reported() {
     );
 }
 
+/// A pinyin input method turns a misspelling into a real character that sounds right:
+/// such text is read as the catalog word it sounds like, and reported; real words are not.
+#[test]
+fn chinese_typos_that_sound_like_a_catalog_word_are_read_as_it_and_reported() {
+    for (query, fix, first) in [
+        ("撤会消息", "撤会消息 -> 撤回消息", "delete_msg"),
+        ("进言", "进言 -> 禁言", "set_group_ban"),
+        (
+            "群成圆列表",
+            "成圆列表 -> 成员列表",
+            "get_group_member_list",
+        ),
+        ("看群工告", "群工告 -> 群公告", "_get_group_notice"),
+    ] {
+        let found = search::keywords(query);
+        assert_eq!(found.corrected_terms, [fix], "{query}");
+        assert_eq!(names(&found.results)[0], first, "{query}");
+    }
+    // Common words that sound like a catalog word one character apart (接受, 通畅), a rare
+    // reading (还 can be read fu, like 不), and text that sounds like a catalog word only
+    // with part of an unknown word (步到 in 同步到) are all left alone.
+    for query in [
+        "接收文件",
+        "通常怎么禁言",
+        "机器人还在线吗",
+        "被实时同步到的私聊消息",
+    ] {
+        let found = search::keywords(query);
+        assert!(
+            found.corrected_terms.is_empty(),
+            "{query}: {:?}",
+            found.corrected_terms
+        );
+    }
+}
+
 #[test]
 fn what_the_query_wants_done_puts_reads_or_writes_first() {
     // A bare noun is most often a lookup: the read comes before the writes on the same thing.

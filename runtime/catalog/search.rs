@@ -19,6 +19,7 @@
 //! suggestions marked partial, never mixed into the results. A query of nothing but stop
 //! words falls back to the substring search.
 
+mod homophones;
 mod names;
 mod query;
 

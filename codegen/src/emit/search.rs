@@ -4,6 +4,7 @@
 //! binary search per term.
 
 mod analyze;
+mod sound_alike;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -122,6 +123,14 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     let token_intents = index
         .keys()
         .map(|token| Literal::u8_unsuffixed(intents.bits(token, &synonyms)));
+    let sound_alikes = sound_alike::common_sound_alikes(
+        index
+            .keys()
+            .map(String::as_str)
+            .filter(|t| t.chars().all(is_cjk)),
+        analyzer,
+    );
+    let sound_alikes = strs(sound_alikes.into_iter().filter(|w| !index.contains_key(w)));
     let token_count = Literal::usize_unsuffixed(index.len());
     let cjk_substring = Literal::u32_unsuffixed(u32::from(CJK_SUBSTRING));
     let token_words = strs(index.keys().cloned());
@@ -269,6 +278,10 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// 1 read (`列表`), 2 write (`删除`, `kick`); from the spec's intents and their
         /// synonym groups.
         pub static TOKEN_INTENTS: [u8; #token_count] = [#(#token_intents),*];
+
+        /// Common Chinese words that read like a Chinese token one character apart (通常 for
+        /// 通畅), sorted by bytes: real words, never corrected as pinyin typos.
+        pub static COMMON_SOUND_ALIKES: Strs = #sound_alikes;
 
         /// Per token (in [`TOKENS`] order): (action index, weight), by action index; a
         /// Chinese token's weight includes [`CJK_SUBSTRING`] where the action's text holds it.

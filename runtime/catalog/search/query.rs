@@ -16,6 +16,7 @@ use super::super::generated::search_index::{
     CJK_FREQS, CJK_SUBWORDS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES, SPELLING,
     STEM_WORDS, STEMS, STOPWORDS, TOKEN_HITS, TOKENS,
 };
+use super::homophones;
 use crate::catalog::facade::Strs;
 
 /// One term of the AND.
@@ -52,7 +53,7 @@ pub struct Query {
 }
 
 /// Words that make a query a question wherever they stand.
-const QUESTION_WORDS: [&str; 18] = [
+const QUESTION_WORDS: [&str; 19] = [
     "who",
     "what",
     "which",
@@ -68,6 +69,7 @@ const QUESTION_WORDS: [&str; 18] = [
     "几",
     "吗",
     "是否",
+    "是不是",
     "能不能",
     "可不可以",
     "有没有",
@@ -204,7 +206,69 @@ fn word_term(text: &str, key: String, token: Option<usize>) -> Term {
 /// it, and dropped (reported as ignored) otherwise: jieba over the catalog's vocabulary
 /// leaves particles such as 他 or 里 as such pieces. A run that yields no term at all and
 /// is not all stop words stays one (unknown) term, so it empties the results.
+///
+/// Before that, text the cut could not place is checked for sound-alike typos (`撤会` for
+/// 撤回); when one is fixed (and reported), the fixed run is cut instead.
 fn cjk_run(text: &str, out: &mut Query) {
+    let pieces = cut(text);
+    if pieces.iter().any(|p| matches!(p.kind, Piece::Unknown)) {
+        let spans: Vec<(usize, bool)> = pieces
+            .iter()
+            .map(|p| (p.word.chars().count(), !matches!(p.kind, Piece::Unknown)))
+            .collect();
+        if let Some(fixed) = homophones::correct(text, &spans) {
+            out.corrected.extend(fixed.fixes);
+            let pieces = cut(&fixed.text);
+            return cjk_terms(&fixed.text, pieces, out);
+        }
+    }
+    cjk_terms(text, pieces, out);
+}
+
+/// One word of a cut Chinese run.
+struct CutWord<'a> {
+    word: &'a str,
+    kind: Piece,
+}
+
+enum Piece {
+    Stop,
+    /// Its entry in [`TOKENS`].
+    Token(usize),
+    Unknown,
+}
+
+/// The run cut by jieba, each word looked up once.
+fn cut(text: &str) -> Vec<CutWord<'_>> {
+    // A run that is one vocabulary word (`禁言`) or one character (`群`) is what jieba would
+    // give back whole: no segmenter is built or run for it.
+    let whole = text.chars().nth(1).is_none() || CJK_WORDS.position(text).is_some();
+    let words: Vec<&str> = if whole {
+        vec![text]
+    } else {
+        segmenter()
+            .cut(text, false)
+            .into_iter()
+            .map(|piece| piece.word)
+            .collect()
+    };
+    words
+        .into_iter()
+        .map(|word| {
+            let kind = if is_stopword(word) {
+                Piece::Stop
+            } else if let Some(i) = TOKENS.position(word) {
+                Piece::Token(i)
+            } else {
+                Piece::Unknown
+            };
+            CutWord { word, kind }
+        })
+        .collect()
+}
+
+/// The terms, stop words and ignored pieces of a cut run (see [`cjk_run`]).
+fn cjk_terms(text: &str, pieces: Vec<CutWord<'_>>, out: &mut Query) {
     let before = out.terms.len();
     let mut stopped = false;
     let mut leftover = String::new();
@@ -216,28 +280,18 @@ fn cjk_run(text: &str, out: &mut Query) {
         }
         leftover.clear();
     };
-    // A run that is one vocabulary word (`禁言`) or one character (`群`) is what jieba would
-    // give back whole: no segmenter is built or run for it.
-    let whole = text.chars().nth(1).is_none() || CJK_WORDS.position(text).is_some();
-    let pieces: Vec<&str> = if whole {
-        vec![text]
-    } else {
-        segmenter()
-            .cut(text, false)
-            .into_iter()
-            .map(|piece| piece.word)
-            .collect()
-    };
-    for word in pieces {
-        if is_stopword(word) {
-            flush(&mut leftover, out);
-            out.ignored.push(word.to_string());
-            stopped = true;
-        } else if let token @ Some(_) = TOKENS.position(word) {
-            flush(&mut leftover, out);
-            out.terms.push(word_term(word, word.to_string(), token));
-        } else {
-            leftover.push_str(word);
+    for CutWord { word, kind } in pieces {
+        match kind {
+            Piece::Stop => {
+                flush(&mut leftover, out);
+                out.ignored.push(word.to_string());
+                stopped = true;
+            }
+            Piece::Token(i) => {
+                flush(&mut leftover, out);
+                out.terms.push(word_term(word, word.to_string(), Some(i)));
+            }
+            Piece::Unknown => leftover.push_str(word),
         }
     }
     flush(&mut leftover, out);

@@ -94,6 +94,11 @@ impl Analyzer {
         self.jieba.suggest_freq(word)
     }
 
+    /// Whether jieba's dictionary holds the word at least `min` times.
+    pub fn is_common(&self, word: &str, min: usize) -> bool {
+        self.jieba.has_word(word) && self.jieba.suggest_freq(word) >= min
+    }
+
     /// The sum of the frequencies in jieba's dictionary, which scales them into
     /// probabilities. jieba keeps it private and shows it only in its `Debug` output.
     pub fn total_frequency(&self) -> u64 {

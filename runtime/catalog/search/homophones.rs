@@ -1,0 +1,122 @@
+//! Chinese typos from pinyin input: a wrong character that sounds like the right one
+//! (`撤会消息` for 撤回消息, `群成圆` for 群成员). Chinese IMEs turn every misspelling into a
+//! real character, so the edit distance of the English correction says nothing here; the
+//! reading does.
+//!
+//! Only text the segmenter could not place is corrected: a stretch of two to four characters
+//! that holds at least one character of no token or stop word, cuts no token or stop word in
+//! two, and reads (toneless) exactly like a Chinese token of the same length that shares a
+//! character with it in the same place. Longer stretches are tried first. A typed character
+//! reads like a token's when its main reading, the one an input method offers it for, is a
+//! reading of the token's (会 hui for 回 hui); a rare reading never counts (不 fou is not 否).
+//! A common word of its own (通常, 接收; the codegen lists them from jieba's dictionary) is
+//! never read as a typo.
+
+use pinyin::ToPinyinMulti;
+
+use super::super::generated::search_index::{COMMON_SOUND_ALIKES, TOKENS};
+use super::query::is_cjk;
+
+/// Longest stretch of characters read as one word.
+const LONGEST: usize = 4;
+
+/// What a run of Chinese reads as after its sound-alike typos are fixed.
+pub struct Corrected {
+    pub text: String,
+    /// `撤会 -> 撤回`, in run order.
+    pub fixes: Vec<String>,
+}
+
+/// `pieces`: how the segmenter cut `text`, as (characters, whether the piece is a token or a
+/// stop word). `None` when no stretch reads like a token.
+pub fn correct(text: &str, pieces: &[(usize, bool)]) -> Option<Corrected> {
+    let mut chars: Vec<char> = text.chars().collect();
+    // Per character: whether it is placed, and whether a piece starts there.
+    let mut placed = Vec::with_capacity(chars.len());
+    let mut starts = Vec::with_capacity(chars.len() + 1);
+    for &(len, known) in pieces {
+        for i in 0..len {
+            placed.push(known);
+            starts.push(i == 0);
+        }
+    }
+    starts.push(true);
+    if placed.len() != chars.len() {
+        return None;
+    }
+    // A stretch begins and ends where a piece does, and holds every unplaced character
+    // next to it: text that reads like a token only with part of an unknown word (时用 in
+    // 查询时用新的) is no typo of it.
+    let boundary = |i: usize| {
+        let inside_unplaced = i > 0 && i < placed.len() && !placed[i - 1] && !placed[i];
+        starts[i] && !inside_unplaced
+    };
+    let mut fixed = vec![false; chars.len()];
+    let mut fixes = Vec::new();
+    for len in (2..=LONGEST.min(chars.len())).rev() {
+        for start in 0..=chars.len() - len {
+            let span = start..start + len;
+            let unplaced = span.clone().any(|i| !placed[i]);
+            let whole = boundary(start) && boundary(start + len);
+            if !unplaced || !whole || span.clone().any(|i| fixed[i]) {
+                continue;
+            }
+            let before: String = chars[span.clone()].iter().collect();
+            if COMMON_SOUND_ALIKES.position(&before).is_some() {
+                // A real word (通常), not a typo of the token it sounds like (通畅).
+                continue;
+            }
+            let Some(word) = sound_alike(&chars[span.clone()]) else {
+                continue;
+            };
+            fixes.push(format!("{before} -> {word}"));
+            for (i, c) in span.zip(word.chars()) {
+                chars[i] = c;
+                fixed[i] = true;
+            }
+        }
+    }
+    (!fixes.is_empty()).then(|| Corrected {
+        text: chars.into_iter().collect(),
+        fixes,
+    })
+}
+
+/// The Chinese token of the same length that reads like `stretch`, shares a character with
+/// it in the same place, and is not it; on a tie, the one sharing the most characters, then
+/// the first in token order.
+fn sound_alike(stretch: &[char]) -> Option<&'static str> {
+    // The main reading of each typed character.
+    let wanted: Vec<&str> = stretch
+        .iter()
+        .map(|&c| readings(c).first().copied())
+        .collect::<Option<_>>()?;
+    let mut best: Option<(usize, &'static str)> = None;
+    for token in TOKENS.iter() {
+        if token.chars().count() != stretch.len() || !token.chars().all(is_cjk) {
+            continue;
+        }
+        let shared = token.chars().zip(stretch).filter(|(a, b)| a == *b).count();
+        if shared == 0 || shared == stretch.len() {
+            continue;
+        }
+        // The typed character came up for its main reading, which the token's character
+        // must have.
+        let sounds_alike = token
+            .chars()
+            .zip(&wanted)
+            .all(|(c, typed)| readings(c).contains(typed));
+        if sounds_alike && best.is_none_or(|(most, _)| shared > most) {
+            best = Some((shared, token));
+        }
+    }
+    best.map(|(_, token)| token)
+}
+
+/// Every toneless reading of a character, the main one first (none for a character without
+/// one).
+fn readings(c: char) -> Vec<&'static str> {
+    c.to_pinyin_multi()
+        .map(|multi| multi.into_iter().map(|p| p.plain()).collect())
+        .unwrap_or_default()
+}
