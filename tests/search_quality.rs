@@ -251,6 +251,30 @@ fn misspelled_words_are_read_as_the_nearest_catalog_word_and_reported() {
     );
 }
 
+/// In a long query one stray word should not hide the action the rest is about: when the
+/// best partial match holds three terms or more, actions holding one fewer are suggested too.
+#[test]
+fn a_long_query_s_suggestions_may_miss_one_term_more_than_the_best() {
+    let found = search::keywords("mark my private chat as read up to the latest message");
+    assert!(found.results.is_empty(), "no action holds every term");
+    let matched: Vec<usize> = found
+        .suggestions
+        .iter()
+        .map(|s| s.matched_terms.len())
+        .collect();
+    let best = *matched.iter().max().unwrap();
+    assert!(best >= 3, "{matched:?}");
+    assert!(matched.iter().all(|&m| m + 1 >= best), "{matched:?}");
+    assert_eq!(
+        names(&found.suggestions)[0],
+        "mark_private_msg_as_read",
+        "matches one term fewer than get_friend_msg_history, and is what the query asks"
+    );
+    // Two terms that never meet: every suggestion still holds the best count.
+    let found = search::keywords("禁言 说说");
+    assert!(found.suggestions.iter().all(|s| s.matched_terms.len() == 1));
+}
+
 /// A pinyin input method turns a misspelling into a real character that sounds right:
 /// such text is read as the catalog word it sounds like, and reported; real words are not.
 #[test]

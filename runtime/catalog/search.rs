@@ -16,7 +16,8 @@
 //! A term no action knows still takes part in the AND, so it empties the results instead of
 //! being dropped; it is reported in `unmatched_terms`. When no action matches every term the
 //! results are empty and the actions matching the most terms come back separately, as
-//! suggestions marked partial, never mixed into the results. A query of nothing but stop
+//! suggestions marked partial, never mixed into the results; when those match three terms or
+//! more, actions matching one term fewer compete too, at a penalty. A query of nothing but stop
 //! words falls back to the substring search.
 
 mod homophones;
@@ -134,6 +135,11 @@ const INTENT_MATCH: f64 = 40.0;
 const NO_INTENT_READS: f64 = 20.0;
 /// Weight of a name fragment held by one of the action's names.
 const FRAGMENT: u32 = 20;
+/// When no action matches every term and the best match three or more, suggestions may
+/// match one term fewer than the best.
+const LOOSE_SUGGESTIONS_FROM: usize = 3;
+/// Penalty of a suggestion for each term it matches fewer than the best suggestion.
+const MISSED_TERM: f64 = 40.0;
 /// Most suggestions returned when nothing matches every term.
 const MAX_SUGGESTIONS: usize = 5;
 
@@ -192,6 +198,13 @@ pub fn keywords(text: &str) -> KeywordSearch {
     let complete = wanted > 0 && best_count == wanted;
     // Nothing matches every term: the best partial matches become suggestions.
     let keep = if complete { wanted } else { best_count.max(1) };
+    // A long query's suggestions may miss one term more than the best (at a cost): in a
+    // sentence one stray word (`actually`, `either`) should not hide the action it is about.
+    let fewest = if !complete && keep >= LOOSE_SUGGESTIONS_FROM {
+        keep - 1
+    } else {
+        keep
+    };
     let pairs = pairs_in_names(&analysis.terms);
     let intent = Intent::of(&analysis.terms, analysis.question);
     // Fragment terms name the parts they hold.
@@ -199,7 +212,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
         .filter(|&t| matches!(analysis.terms[t].kind, TermKind::Fragment(_)))
         .collect();
     let mut scored: Vec<(usize, f64)> = (0..ACTION_COUNT)
-        .filter(|&action| wanted > 0 && counts[action] == keep)
+        .filter(|&action| wanted > 0 && (fewest..=keep).contains(&counts[action]))
         .map(|action| {
             let named = names.named_terms(action)
                 + fragments
@@ -210,7 +223,8 @@ pub fn keywords(text: &str) -> KeywordSearch {
                 + NAME_TERMS * named as f64 / wanted as f64
                 + ADJACENT_PARTS * f64::from(pairs[action])
                 + intent.bonus(ACTIONS[action].read_only);
-            (action, scores[action] + bonus)
+            let missed = (keep - counts[action]) as f64;
+            (action, scores[action] + bonus - MISSED_TERM * missed)
         })
         .collect();
     let exact = resolve(text.trim()).map(|exact| exact.index);
