@@ -242,13 +242,20 @@ fn misspelled_words_are_read_as_the_nearest_catalog_word_and_reported() {
     let found = search::keywords("get_grup_list");
     assert_eq!(found.corrected_terms, ["grup -> group"]);
     assert_eq!(names(&found.results)[0], "get_group_list");
-    // Ordinary short words are left alone.
-    let found = search::keywords("find friends");
-    assert!(
-        found.corrected_terms.is_empty(),
-        "{:?}",
-        found.corrected_terms
-    );
+    // A four-letter word missing a letter inside it.
+    let found = search::keywords("grup msg history");
+    assert_eq!(found.corrected_terms, ["grup -> group"]);
+    assert_eq!(names(&found.results)[0], "get_group_msg_history");
+    // Ordinary short words are left alone, also where a letter at either end would make a
+    // catalog word (block, model).
+    for query in ["find friends", "lock", "mode"] {
+        let found = search::keywords(query);
+        assert!(
+            found.corrected_terms.is_empty(),
+            "{query}: {:?}",
+            found.corrected_terms
+        );
+    }
 }
 
 /// In a long query one stray word should not hide the action the rest is about: when the
