@@ -101,7 +101,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (3336u32, 4892u32),
+        contract: (3336u32, 4933u32),
         check: super::params::check_can_send_record,
     },
     ActionMeta {
@@ -114,7 +114,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (4894u32, 6779u32),
+        contract: (4935u32, 6870u32),
         check: super::params::check_get_login_info,
     },
     ActionMeta {
@@ -127,7 +127,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (6781u32, 8832u32),
+        contract: (6872u32, 8923u32),
         check: super::params::check_get_status,
     },
     ActionMeta {
@@ -140,7 +140,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (8834u32, 11006u32),
+        contract: (8925u32, 11097u32),
         check: super::params::check_get_version_info,
     },
     ActionMeta {
@@ -153,7 +153,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["context", "operation"],
-        contract: (11008u32, 15386u32),
+        contract: (11099u32, 15477u32),
         check: super::params::check_dot_handle_quick_operation,
     },
     ActionMeta {
@@ -166,7 +166,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (15388u32, 18018u32),
+        contract: (15479u32, 18109u32),
         check: super::params::check_delete_msg,
     },
     ActionMeta {
@@ -179,7 +179,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (18020u32, 24737u32),
+        contract: (18111u32, 24892u32),
         check: super::params::check_get_msg,
     },
     ActionMeta {
@@ -192,7 +192,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id", "message"],
-        contract: (24739u32, 29368u32),
+        contract: (24894u32, 29540u32),
         check: super::params::check_send_group_msg,
     },
     ActionMeta {
@@ -205,7 +205,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message"],
-        contract: (29370u32, 36259u32),
+        contract: (29542u32, 36448u32),
         check: super::params::check_send_msg,
     },
     ActionMeta {
@@ -218,7 +218,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id", "message"],
-        contract: (36261u32, 41304u32),
+        contract: (36450u32, 41522u32),
         check: super::params::check_send_private_msg,
     },
     ActionMeta {
@@ -231,7 +231,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (41306u32, 43712u32),
+        contract: (41524u32, 43930u32),
         check: super::params::check_delete_friend,
     },
     ActionMeta {
@@ -244,7 +244,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (43714u32, 45650u32),
+        contract: (43932u32, 45868u32),
         check: super::params::check_get_friend_list,
     },
     ActionMeta {
@@ -257,7 +257,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (45652u32, 48926u32),
+        contract: (45870u32, 49144u32),
         check: super::params::check_get_stranger_info,
     },
     ActionMeta {
@@ -270,7 +270,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (48928u32, 58707u32),
+        contract: (49146u32, 58925u32),
         check: super::params::check_get_group_honor_info,
     },
     ActionMeta {
@@ -283,7 +283,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (58709u32, 61858u32),
+        contract: (58927u32, 62076u32),
         check: super::params::check_get_group_info,
     },
     ActionMeta {
@@ -296,7 +296,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (61860u32, 64473u32),
+        contract: (62078u32, 64756u32),
         check: super::params::check_get_group_list,
     },
     ActionMeta {
@@ -309,7 +309,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (64475u32, 69926u32),
+        contract: (64758u32, 70258u32),
         check: super::params::check_get_group_member_info,
     },
     ActionMeta {
@@ -322,7 +322,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (69928u32, 74575u32),
+        contract: (70260u32, 74932u32),
         check: super::params::check_get_group_member_list,
     },
     ActionMeta {
@@ -335,7 +335,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (74577u32, 77824u32),
+        contract: (74934u32, 78181u32),
         check: super::params::check_get_group_system_msg,
     },
     ActionMeta {
@@ -348,7 +348,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (77826u32, 80301u32),
+        contract: (78183u32, 80658u32),
         check: super::params::check_set_group_add_option,
     },
     ActionMeta {
@@ -361,7 +361,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (80303u32, 83120u32),
+        contract: (80660u32, 83477u32),
         check: super::params::check_set_group_admin,
     },
     ActionMeta {
@@ -374,7 +374,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (83122u32, 84474u32),
+        contract: (83479u32, 84831u32),
         check: super::params::check_set_group_anonymous,
     },
     ActionMeta {
@@ -387,7 +387,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (84476u32, 85853u32),
+        contract: (84833u32, 86210u32),
         check: super::params::check_set_group_anonymous_ban,
     },
     ActionMeta {
@@ -400,7 +400,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (85855u32, 89349u32),
+        contract: (86212u32, 89706u32),
         check: super::params::check_set_group_ban,
     },
     ActionMeta {
@@ -413,7 +413,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (89351u32, 92403u32),
+        contract: (89708u32, 92749u32),
         check: super::params::check_set_group_card,
     },
     ActionMeta {
@@ -426,7 +426,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (92405u32, 95684u32),
+        contract: (92751u32, 96180u32),
         check: super::params::check_set_group_kick,
     },
     ActionMeta {
@@ -439,7 +439,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (95686u32, 98833u32),
+        contract: (96182u32, 99261u32),
         check: super::params::check_set_group_kick_members,
     },
     ActionMeta {
@@ -452,7 +452,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (98835u32, 100566u32),
+        contract: (99263u32, 101055u32),
         check: super::params::check_set_group_leave,
     },
     ActionMeta {
@@ -465,7 +465,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (100568u32, 102555u32),
+        contract: (101057u32, 103128u32),
         check: super::params::check_set_group_name,
     },
     ActionMeta {
@@ -478,7 +478,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (102557u32, 105227u32),
+        contract: (103130u32, 105749u32),
         check: super::params::check_set_group_portrait,
     },
     ActionMeta {
@@ -491,7 +491,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (105229u32, 107009u32),
+        contract: (105751u32, 107531u32),
         check: super::params::check_set_group_search,
     },
     ActionMeta {
@@ -504,7 +504,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (107011u32, 109758u32),
+        contract: (107533u32, 110375u32),
         check: super::params::check_set_group_special_title,
     },
     ActionMeta {
@@ -517,7 +517,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (109760u32, 112143u32),
+        contract: (110377u32, 112760u32),
         check: super::params::check_set_group_whole_ban,
     },
     ActionMeta {
@@ -530,7 +530,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "name"],
-        contract: (112145u32, 114520u32),
+        contract: (112762u32, 115137u32),
         check: super::params::check_create_group_file_folder,
     },
     ActionMeta {
@@ -543,7 +543,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (114522u32, 116558u32),
+        contract: (115139u32, 117175u32),
         check: super::params::check_delete_group_file,
     },
     ActionMeta {
@@ -556,7 +556,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (116560u32, 118536u32),
+        contract: (117177u32, 119153u32),
         check: super::params::check_delete_group_file_folder,
     },
     ActionMeta {
@@ -569,7 +569,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (118538u32, 121540u32),
+        contract: (119155u32, 122157u32),
         check: super::params::check_get_group_file_url,
     },
     ActionMeta {
@@ -582,7 +582,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (121542u32, 128654u32),
+        contract: (122159u32, 129271u32),
         check: super::params::check_get_group_files_by_folder,
     },
     ActionMeta {
@@ -595,7 +595,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (128656u32, 134560u32),
+        contract: (129273u32, 135237u32),
         check: super::params::check_get_group_root_files,
     },
     ActionMeta {
@@ -608,7 +608,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file_id"],
-        contract: (134562u32, 137627u32),
+        contract: (135239u32, 138409u32),
         check: super::params::check_get_private_file_url,
     },
     ActionMeta {
@@ -621,7 +621,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "parent_directory", "target_directory"],
-        contract: (137629u32, 140626u32),
+        contract: (138411u32, 141408u32),
         check: super::params::check_move_group_file,
     },
     ActionMeta {
@@ -634,7 +634,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "new_name"],
-        contract: (140628u32, 143823u32),
+        contract: (141410u32, 144605u32),
         check: super::params::check_rename_group_file,
     },
     ActionMeta {
@@ -647,7 +647,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (143825u32, 147107u32),
+        contract: (144607u32, 147889u32),
         check: super::params::check_rename_group_file_folder,
     },
     ActionMeta {
@@ -662,7 +662,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (147109u32, 152956u32),
+        contract: (147891u32, 153851u32),
         check: super::params::check_upload_group_file,
     },
     ActionMeta {
@@ -677,7 +677,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id", "file"],
-        contract: (152958u32, 157384u32),
+        contract: (153853u32, 158279u32),
         check: super::params::check_upload_private_file,
     },
     ActionMeta {
@@ -690,7 +690,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (157386u32, 159926u32),
+        contract: (158281u32, 160821u32),
         check: super::params::check_set_friend_add_request,
     },
     ActionMeta {
@@ -703,7 +703,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (159928u32, 164336u32),
+        contract: (160823u32, 165231u32),
         check: super::params::check_set_group_add_request,
     },
     ActionMeta {
@@ -716,7 +716,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (164338u32, 165557u32),
+        contract: (165233u32, 166452u32),
         check: super::params::check_dot_get_word_slices,
     },
     ActionMeta {
@@ -729,7 +729,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (165559u32, 168495u32),
+        contract: (166454u32, 169390u32),
         check: super::params::check_under_del_group_notice,
     },
     ActionMeta {
@@ -742,7 +742,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (168497u32, 172807u32),
+        contract: (169392u32, 173702u32),
         check: super::params::check_under_get_group_notice,
     },
     ActionMeta {
@@ -755,7 +755,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (172809u32, 175137u32),
+        contract: (173704u32, 176032u32),
         check: super::params::check_under_get_model_show,
     },
     ActionMeta {
@@ -768,7 +768,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (175139u32, 176607u32),
+        contract: (176034u32, 177502u32),
         check: super::params::check_under_mark_all_as_read,
     },
     ActionMeta {
@@ -781,7 +781,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "content"],
-        contract: (176609u32, 180994u32),
+        contract: (177504u32, 181889u32),
         check: super::params::check_under_send_group_notice,
     },
     ActionMeta {
@@ -794,7 +794,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (180996u32, 182211u32),
+        contract: (181891u32, 183106u32),
         check: super::params::check_under_set_model_show,
     },
     ActionMeta {
@@ -807,7 +807,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (182213u32, 184656u32),
+        contract: (183108u32, 185591u32),
         check: super::params::check_add_custom_face,
     },
     ActionMeta {
@@ -822,7 +822,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (184658u32, 186280u32),
+        contract: (185593u32, 187215u32),
         check: super::params::check_bot_exit,
     },
     ActionMeta {
@@ -835,7 +835,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (186282u32, 188828u32),
+        contract: (187217u32, 189763u32),
         check: super::params::check_cancel_group_todo,
     },
     ActionMeta {
@@ -848,7 +848,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (188830u32, 190307u32),
+        contract: (189765u32, 191242u32),
         check: super::params::check_check_url_safely,
     },
     ActionMeta {
@@ -861,7 +861,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (190309u32, 191382u32),
+        contract: (191244u32, 192317u32),
         check: super::params::check_clean_cache,
     },
     ActionMeta {
@@ -874,7 +874,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "bot_appid", "msg_seq", "button_id"],
-        contract: (191384u32, 196295u32),
+        contract: (192319u32, 197230u32),
         check: super::params::check_click_inline_keyboard_button,
     },
     ActionMeta {
@@ -887,7 +887,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (196297u32, 198854u32),
+        contract: (197232u32, 199789u32),
         check: super::params::check_complete_group_todo,
     },
     ActionMeta {
@@ -900,7 +900,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (198856u32, 200022u32),
+        contract: (199791u32, 200957u32),
         check: super::params::check_create_collection,
     },
     ActionMeta {
@@ -913,7 +913,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["files"],
-        contract: (200024u32, 204052u32),
+        contract: (200959u32, 204987u32),
         check: super::params::check_create_flash_task,
     },
     ActionMeta {
@@ -926,7 +926,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (204054u32, 205853u32),
+        contract: (204989u32, 206788u32),
         check: super::params::check_delete_custom_face,
     },
     ActionMeta {
@@ -939,7 +939,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (205855u32, 207992u32),
+        contract: (206790u32, 208927u32),
         check: super::params::check_delete_essence_msg,
     },
     ActionMeta {
@@ -952,7 +952,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (207994u32, 209669u32),
+        contract: (208929u32, 210604u32),
         check: super::params::check_delete_flash_file,
     },
     ActionMeta {
@@ -965,7 +965,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (209671u32, 211887u32),
+        contract: (210606u32, 212822u32),
         check: super::params::check_delete_group_folder,
     },
     ActionMeta {
@@ -980,7 +980,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (211889u32, 216862u32),
+        contract: (212824u32, 217797u32),
         check: super::params::check_download_file,
     },
     ActionMeta {
@@ -993,7 +993,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (216864u32, 220439u32),
+        contract: (217799u32, 221374u32),
         check: super::params::check_download_fileset,
     },
     ActionMeta {
@@ -1006,7 +1006,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (220441u32, 223078u32),
+        contract: (221376u32, 224013u32),
         check: super::params::check_fetch_custom_face,
     },
     ActionMeta {
@@ -1019,7 +1019,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emojiId"],
-        contract: (223080u32, 228879u32),
+        contract: (224015u32, 229854u32),
         check: super::params::check_fetch_emoji_like,
     },
     ActionMeta {
@@ -1032,7 +1032,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (228881u32, 232191u32),
+        contract: (229856u32, 233166u32),
         check: super::params::check_fetch_ptt_text,
     },
     ActionMeta {
@@ -1045,7 +1045,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message_id", "user_id"],
-        contract: (232193u32, 235123u32),
+        contract: (233168u32, 236098u32),
         check: super::params::check_forward_friend_single_msg,
     },
     ActionMeta {
@@ -1058,7 +1058,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message_id", "group_id"],
-        contract: (235125u32, 238083u32),
+        contract: (236100u32, 239058u32),
         check: super::params::check_forward_group_single_msg,
     },
     ActionMeta {
@@ -1071,7 +1071,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (238085u32, 240012u32),
+        contract: (239060u32, 240987u32),
         check: super::params::check_friend_poke,
     },
     ActionMeta {
@@ -1084,7 +1084,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (240014u32, 243287u32),
+        contract: (240989u32, 244262u32),
         check: super::params::check_get_ai_characters,
     },
     ActionMeta {
@@ -1097,7 +1097,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (243289u32, 246520u32),
+        contract: (244264u32, 247495u32),
         check: super::params::check_get_ai_record,
     },
     ActionMeta {
@@ -1110,7 +1110,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (246522u32, 248432u32),
+        contract: (247497u32, 249495u32),
         check: super::params::check_get_clientkey,
     },
     ActionMeta {
@@ -1123,7 +1123,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (248434u32, 249622u32),
+        contract: (249497u32, 250685u32),
         check: super::params::check_get_collection_list,
     },
     ActionMeta {
@@ -1136,7 +1136,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (249624u32, 251869u32),
+        contract: (250687u32, 252932u32),
         check: super::params::check_get_cookies,
     },
     ActionMeta {
@@ -1149,7 +1149,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (251871u32, 254356u32),
+        contract: (252934u32, 255419u32),
         check: super::params::check_get_credentials,
     },
     ActionMeta {
@@ -1162,7 +1162,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (254358u32, 255744u32),
+        contract: (255421u32, 256807u32),
         check: super::params::check_get_csrf_token,
     },
     ActionMeta {
@@ -1175,7 +1175,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (255746u32, 258544u32),
+        contract: (256809u32, 259607u32),
         check: super::params::check_get_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1188,7 +1188,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (258546u32, 261915u32),
+        contract: (259609u32, 263064u32),
         check: super::params::check_get_emoji_likes,
     },
     ActionMeta {
@@ -1201,7 +1201,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (261917u32, 266042u32),
+        contract: (263066u32, 267191u32),
         check: super::params::check_get_essence_msg_list,
     },
     ActionMeta {
@@ -1214,7 +1214,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (266044u32, 269457u32),
+        contract: (267193u32, 270606u32),
         check: super::params::check_get_file,
     },
     ActionMeta {
@@ -1227,7 +1227,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["share_code"],
-        contract: (269459u32, 271985u32),
+        contract: (270608u32, 273134u32),
         check: super::params::check_get_fileset_id,
     },
     ActionMeta {
@@ -1240,7 +1240,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (271987u32, 275449u32),
+        contract: (273136u32, 276598u32),
         check: super::params::check_get_fileset_info,
     },
     ActionMeta {
@@ -1253,7 +1253,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (275451u32, 278201u32),
+        contract: (276600u32, 279350u32),
         check: super::params::check_get_flash_file_list,
     },
     ActionMeta {
@@ -1266,7 +1266,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (278203u32, 281272u32),
+        contract: (279352u32, 282421u32),
         check: super::params::check_get_flash_file_url,
     },
     ActionMeta {
@@ -1279,7 +1279,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (281274u32, 289513u32),
+        contract: (282423u32, 290662u32),
         check: super::params::check_get_forward_msg,
     },
     ActionMeta {
@@ -1292,7 +1292,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (289515u32, 295326u32),
+        contract: (290664u32, 296475u32),
         check: super::params::check_get_friend_msg_history,
     },
     ActionMeta {
@@ -1305,7 +1305,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (295328u32, 297099u32),
+        contract: (296477u32, 298248u32),
         check: super::params::check_get_friends_with_category,
     },
     ActionMeta {
@@ -1318,7 +1318,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (297101u32, 299232u32),
+        contract: (298250u32, 300425u32),
         check: super::params::check_get_group_at_all_remain,
     },
     ActionMeta {
@@ -1331,7 +1331,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (299234u32, 301977u32),
+        contract: (300427u32, 303170u32),
         check: super::params::check_get_group_detail_info,
     },
     ActionMeta {
@@ -1344,7 +1344,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (301979u32, 304521u32),
+        contract: (303172u32, 305754u32),
         check: super::params::check_get_group_file_system_info,
     },
     ActionMeta {
@@ -1357,7 +1357,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (304523u32, 307318u32),
+        contract: (305756u32, 308551u32),
         check: super::params::check_get_group_ignore_add_request,
     },
     ActionMeta {
@@ -1370,7 +1370,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (307320u32, 310519u32),
+        contract: (308553u32, 311752u32),
         check: super::params::check_get_group_ignored_notifies,
     },
     ActionMeta {
@@ -1383,7 +1383,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (310521u32, 313242u32),
+        contract: (311754u32, 314475u32),
         check: super::params::check_get_group_info_ex,
     },
     ActionMeta {
@@ -1396,7 +1396,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (313244u32, 318925u32),
+        contract: (314477u32, 320158u32),
         check: super::params::check_get_group_msg_history,
     },
     ActionMeta {
@@ -1409,7 +1409,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (318927u32, 321319u32),
+        contract: (320160u32, 322552u32),
         check: super::params::check_get_group_shut_list,
     },
     ActionMeta {
@@ -1422,7 +1422,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (321321u32, 323833u32),
+        contract: (322554u32, 325066u32),
         check: super::params::check_get_group_signed_list,
     },
     ActionMeta {
@@ -1435,7 +1435,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (323835u32, 326912u32),
+        contract: (325068u32, 328145u32),
         check: super::params::check_get_image,
     },
     ActionMeta {
@@ -1448,7 +1448,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (326914u32, 333220u32),
+        contract: (328147u32, 334453u32),
         check: super::params::check_get_mini_app_ark,
     },
     ActionMeta {
@@ -1461,7 +1461,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (333222u32, 334688u32),
+        contract: (334455u32, 335921u32),
         check: super::params::check_get_online_clients,
     },
     ActionMeta {
@@ -1474,7 +1474,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (334690u32, 340040u32),
+        contract: (335923u32, 341273u32),
         check: super::params::check_get_profile_like,
     },
     ActionMeta {
@@ -1487,7 +1487,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (340042u32, 341854u32),
+        contract: (341275u32, 343087u32),
         check: super::params::check_get_recent_contact,
     },
     ActionMeta {
@@ -1500,7 +1500,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (341856u32, 346767u32),
+        contract: (343089u32, 348000u32),
         check: super::params::check_get_record,
     },
     ActionMeta {
@@ -1513,7 +1513,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (346769u32, 349011u32),
+        contract: (348002u32, 350244u32),
         check: super::params::check_get_rkey,
     },
     ActionMeta {
@@ -1526,7 +1526,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (349013u32, 351242u32),
+        contract: (350246u32, 352475u32),
         check: super::params::check_get_rkey_server,
     },
     ActionMeta {
@@ -1539,7 +1539,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (351244u32, 353179u32),
+        contract: (352477u32, 354412u32),
         check: super::params::check_get_share_link,
     },
     ActionMeta {
@@ -1552,7 +1552,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (353181u32, 355617u32),
+        contract: (354414u32, 356850u32),
         check: super::params::check_get_unidirectional_friend_list,
     },
     ActionMeta {
@@ -1565,7 +1565,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (355619u32, 357624u32),
+        contract: (356852u32, 358857u32),
         check: super::params::check_group_poke,
     },
     ActionMeta {
@@ -1578,7 +1578,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (357626u32, 359968u32),
+        contract: (358859u32, 361236u32),
         check: super::params::check_list_filesets,
     },
     ActionMeta {
@@ -1591,7 +1591,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (359970u32, 362563u32),
+        contract: (361238u32, 363897u32),
         check: super::params::check_mark_group_msg_as_read,
     },
     ActionMeta {
@@ -1604,7 +1604,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (362565u32, 365441u32),
+        contract: (363899u32, 366775u32),
         check: super::params::check_mark_msg_as_read,
     },
     ActionMeta {
@@ -1617,7 +1617,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (365443u32, 368386u32),
+        contract: (366777u32, 369720u32),
         check: super::params::check_mark_private_msg_as_read,
     },
     ActionMeta {
@@ -1630,7 +1630,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (368388u32, 370552u32),
+        contract: (369722u32, 371886u32),
         check: super::params::check_modify_custom_face,
     },
     ActionMeta {
@@ -1643,7 +1643,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (370554u32, 372388u32),
+        contract: (371888u32, 373722u32),
         check: super::params::check_move_custom_face_to_front,
     },
     ActionMeta {
@@ -1656,7 +1656,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (372390u32, 373696u32),
+        contract: (373724u32, 375030u32),
         check: super::params::check_nc_get_packet_status,
     },
     ActionMeta {
@@ -1669,7 +1669,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (373698u32, 376042u32),
+        contract: (375032u32, 377436u32),
         check: super::params::check_nc_get_user_status,
     },
     ActionMeta {
@@ -1682,7 +1682,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["image"],
-        contract: (376044u32, 380426u32),
+        contract: (377438u32, 381820u32),
         check: super::params::check_ocr_image,
     },
     ActionMeta {
@@ -1695,7 +1695,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id", "new_name"],
-        contract: (380428u32, 382388u32),
+        contract: (381822u32, 383842u32),
         check: super::params::check_rename_flash_file,
     },
     ActionMeta {
@@ -1708,7 +1708,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["db_path"],
-        contract: (382390u32, 385025u32),
+        contract: (383844u32, 386479u32),
         check: super::params::check_request_decrypt_key,
     },
     ActionMeta {
@@ -1721,7 +1721,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (385027u32, 388786u32),
+        contract: (386481u32, 390240u32),
         check: super::params::check_send_ark_share,
     },
     ActionMeta {
@@ -1734,7 +1734,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (388788u32, 392313u32),
+        contract: (390242u32, 393767u32),
         check: super::params::check_send_flash_msg,
     },
     ActionMeta {
@@ -1747,7 +1747,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (392315u32, 404402u32),
+        contract: (393769u32, 405856u32),
         check: super::params::check_send_forward_msg,
     },
     ActionMeta {
@@ -1760,7 +1760,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (404404u32, 407973u32),
+        contract: (405858u32, 409427u32),
         check: super::params::check_send_group_ai_record,
     },
     ActionMeta {
@@ -1773,7 +1773,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (407975u32, 410225u32),
+        contract: (409429u32, 411679u32),
         check: super::params::check_send_group_ark_share,
     },
     ActionMeta {
@@ -1786,7 +1786,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (410227u32, 419911u32),
+        contract: (411681u32, 421365u32),
         check: super::params::check_send_group_forward_msg,
     },
     ActionMeta {
@@ -1799,7 +1799,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (419913u32, 422006u32),
+        contract: (421367u32, 423516u32),
         check: super::params::check_send_like,
     },
     ActionMeta {
@@ -1814,7 +1814,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["cmd"],
-        contract: (422008u32, 425584u32),
+        contract: (423518u32, 427094u32),
         check: super::params::check_send_packet,
     },
     ActionMeta {
@@ -1827,7 +1827,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (425586u32, 427595u32),
+        contract: (427096u32, 429105u32),
         check: super::params::check_send_poke,
     },
     ActionMeta {
@@ -1840,7 +1840,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (427597u32, 437414u32),
+        contract: (429107u32, 438924u32),
         check: super::params::check_send_private_forward_msg,
     },
     ActionMeta {
@@ -1853,7 +1853,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["face_id"],
-        contract: (437416u32, 439923u32),
+        contract: (438926u32, 441433u32),
         check: super::params::check_set_diy_online_status,
     },
     ActionMeta {
@@ -1866,7 +1866,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (439925u32, 442452u32),
+        contract: (441435u32, 443962u32),
         check: super::params::check_set_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1879,7 +1879,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (442454u32, 444381u32),
+        contract: (443964u32, 445959u32),
         check: super::params::check_set_essence_msg,
     },
     ActionMeta {
@@ -1892,7 +1892,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id", "remark"],
-        contract: (444383u32, 446095u32),
+        contract: (445961u32, 447673u32),
         check: super::params::check_set_friend_remark,
     },
     ActionMeta {
@@ -1905,7 +1905,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "code"],
-        contract: (446097u32, 449553u32),
+        contract: (447675u32, 451131u32),
         check: super::params::check_set_group_reaction,
     },
     ActionMeta {
@@ -1918,7 +1918,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "remark"],
-        contract: (449555u32, 451360u32),
+        contract: (451133u32, 452938u32),
         check: super::params::check_set_group_remark,
     },
     ActionMeta {
@@ -1931,7 +1931,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (451362u32, 454083u32),
+        contract: (452940u32, 455661u32),
         check: super::params::check_set_group_robot_add_option,
     },
     ActionMeta {
@@ -1944,7 +1944,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (454085u32, 455925u32),
+        contract: (455663u32, 457503u32),
         check: super::params::check_set_group_sign,
     },
     ActionMeta {
@@ -1957,7 +1957,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (455927u32, 458307u32),
+        contract: (457505u32, 459885u32),
         check: super::params::check_set_group_todo,
     },
     ActionMeta {
@@ -1970,7 +1970,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (458309u32, 460608u32),
+        contract: (459887u32, 462258u32),
         check: super::params::check_set_input_status,
     },
     ActionMeta {
@@ -1983,7 +1983,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (460610u32, 463327u32),
+        contract: (462260u32, 464977u32),
         check: super::params::check_set_msg_emoji_like,
     },
     ActionMeta {
@@ -1996,7 +1996,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["status"],
-        contract: (463329u32, 465931u32),
+        contract: (464979u32, 467581u32),
         check: super::params::check_set_online_status,
     },
     ActionMeta {
@@ -2009,7 +2009,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (465933u32, 468037u32),
+        contract: (467583u32, 469732u32),
         check: super::params::check_set_qq_avatar,
     },
     ActionMeta {
@@ -2022,7 +2022,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (468039u32, 469903u32),
+        contract: (469734u32, 471660u32),
         check: super::params::check_set_qq_profile,
     },
     ActionMeta {
@@ -2035,7 +2035,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (469905u32, 471144u32),
+        contract: (471662u32, 472901u32),
         check: super::params::check_set_restart,
     },
     ActionMeta {
@@ -2048,7 +2048,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (471146u32, 473526u32),
+        contract: (472903u32, 475283u32),
         check: super::params::check_set_self_longnick,
     },
     ActionMeta {
@@ -2061,7 +2061,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (473528u32, 475720u32),
+        contract: (475285u32, 477477u32),
         check: super::params::check_share_group_ex,
     },
     ActionMeta {
@@ -2074,7 +2074,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (475722u32, 479421u32),
+        contract: (477479u32, 481178u32),
         check: super::params::check_share_peer,
     },
     ActionMeta {
@@ -2087,7 +2087,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (479423u32, 481867u32),
+        contract: (481180u32, 483624u32),
         check: super::params::check_trans_group_file,
     },
     ActionMeta {
@@ -2100,7 +2100,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["words"],
-        contract: (481869u32, 483960u32),
+        contract: (483626u32, 485717u32),
         check: super::params::check_translate_en2zh,
     },
     ActionMeta {
@@ -2113,7 +2113,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (483962u32, 492084u32),
+        contract: (485719u32, 493841u32),
         check: super::params::check_upload_forward_msg,
     },
     ActionMeta {
@@ -2126,7 +2126,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (492086u32, 499495u32),
+        contract: (493843u32, 501252u32),
         check: super::params::check_upload_foward_msg,
     },
     ActionMeta {
@@ -2139,7 +2139,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (499497u32, 502831u32),
+        contract: (501254u32, 504588u32),
         check: super::params::check_cancel_group_album_media_like,
     },
     ActionMeta {
@@ -2152,7 +2152,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc"],
-        contract: (502833u32, 505505u32),
+        contract: (504590u32, 507262u32),
         check: super::params::check_del_group_album_media,
     },
     ActionMeta {
@@ -2165,7 +2165,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc", "content"],
-        contract: (505507u32, 509695u32),
+        contract: (507264u32, 511452u32),
         check: super::params::check_do_group_album_comment,
     },
     ActionMeta {
@@ -2178,7 +2178,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (509697u32, 512447u32),
+        contract: (511454u32, 514191u32),
         check: super::params::check_get_group_album_list,
     },
     ActionMeta {
@@ -2191,7 +2191,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id"],
-        contract: (512449u32, 519308u32),
+        contract: (514193u32, 521154u32),
         check: super::params::check_get_group_album_media_list,
     },
     ActionMeta {
@@ -2204,7 +2204,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (519310u32, 522339u32),
+        contract: (521156u32, 524185u32),
         check: super::params::check_get_qun_album_list,
     },
     ActionMeta {
@@ -2217,7 +2217,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (522341u32, 525771u32),
+        contract: (524187u32, 527617u32),
         check: super::params::check_set_group_album_media_like,
     },
     ActionMeta {
@@ -2230,7 +2230,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "album_name", "file"],
-        contract: (525773u32, 529551u32),
+        contract: (527619u32, 531397u32),
         check: super::params::check_upload_image_to_qun_album,
     },
     ActionMeta {
@@ -2243,7 +2243,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid", "content"],
-        contract: (529553u32, 533288u32),
+        contract: (531399u32, 535134u32),
         check: super::params::check_comment_qzone,
     },
     ActionMeta {
@@ -2256,7 +2256,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (533290u32, 534899u32),
+        contract: (535136u32, 536745u32),
         check: super::params::check_delete_qzone_msg,
     },
     ActionMeta {
@@ -2269,7 +2269,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (534901u32, 538970u32),
+        contract: (536747u32, 540802u32),
         check: super::params::check_get_qzone_feeds,
     },
     ActionMeta {
@@ -2282,7 +2282,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (538972u32, 543656u32),
+        contract: (540804u32, 545488u32),
         check: super::params::check_get_qzone_msg_list,
     },
     ActionMeta {
@@ -2295,7 +2295,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (543658u32, 546324u32),
+        contract: (545490u32, 548156u32),
         check: super::params::check_like_qzone,
     },
     ActionMeta {
@@ -2308,7 +2308,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["content"],
-        contract: (546326u32, 551477u32),
+        contract: (548158u32, 553309u32),
         check: super::params::check_send_qzone_msg,
     },
     ActionMeta {
@@ -2321,7 +2321,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (551479u32, 554073u32),
+        contract: (553311u32, 555905u32),
         check: super::params::check_unlike_qzone,
     },
     ActionMeta {
@@ -2336,7 +2336,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (554075u32, 556309u32),
+        contract: (555907u32, 558141u32),
         check: super::params::check_clean_stream_temp_file,
     },
     ActionMeta {
@@ -2349,7 +2349,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (556311u32, 563652u32),
+        contract: (558143u32, 565484u32),
         check: super::params::check_download_file_image_stream,
     },
     ActionMeta {
@@ -2362,7 +2362,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (563654u32, 571092u32),
+        contract: (565486u32, 572924u32),
         check: super::params::check_download_file_record_stream,
     },
     ActionMeta {
@@ -2375,7 +2375,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (571094u32, 580401u32),
+        contract: (572926u32, 582206u32),
         check: super::params::check_download_file_stream,
     },
     ActionMeta {
@@ -2388,7 +2388,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Frames,
         required: &[],
-        contract: (580403u32, 584428u32),
+        contract: (582208u32, 586233u32),
         check: super::params::check_test_download_stream,
     },
     ActionMeta {
@@ -2401,7 +2401,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Upload,
         required: &["stream_id"],
-        contract: (584430u32, 599082u32),
+        contract: (586235u32, 600887u32),
         check: super::params::check_upload_file_stream,
     },
 ];
