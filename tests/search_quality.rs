@@ -180,6 +180,33 @@ fn stop_words_in_both_languages_are_dropped_and_reported() {
     assert_eq!(names(&found.results)[0], "set_group_leave");
 }
 
+/// Quoted text is what the action is given (a message, a new name), not what it does: it is
+/// left out of the AND and reported with the ignored words.
+#[test]
+fn quoted_text_is_left_out_and_reported() {
+    let found = search::keywords("send \"mute everyone now\" to group 12345");
+    assert_eq!(found.terms, ["send", "group"]);
+    assert!(
+        found
+            .ignored_terms
+            .contains(&"mute everyone now".to_string())
+    );
+    assert_eq!(names(&found.results)[0], "send_group_msg");
+    let found = search::keywords("给好友发一句「在吗」");
+    assert!(
+        !found.terms.iter().any(|t| t.contains('在')),
+        "{:?}",
+        found.terms
+    );
+    assert!(found.ignored_terms.contains(&"在吗".to_string()));
+    // A query that is only quoted text is searched as it is.
+    let found = search::keywords("\"group_msg\"");
+    assert_eq!(found.terms, ["group_msg"]);
+    // An unclosed quote is punctuation.
+    let found = search::keywords("\"mute member");
+    assert_eq!(found.terms, ["mute", "member"]);
+}
+
 #[test]
 fn a_query_of_only_stop_words_falls_back_to_substring_search() {
     let found = search::keywords("as");

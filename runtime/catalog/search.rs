@@ -55,7 +55,7 @@ pub struct KeywordSearch {
     pub terms: Vec<String>,
     /// Terms that match no action at all; any of them makes `results` empty.
     pub unmatched_terms: Vec<String>,
-    /// Stop words and particles dropped before the AND.
+    /// Stop words, particles, numbers and quoted text dropped before the AND.
     pub ignored_terms: Vec<String>,
     /// Misspelled words and the catalog words they were read as (`grup -> group`).
     pub corrected_terms: Vec<String>,

@@ -44,7 +44,8 @@ pub enum TermKind {
 #[derive(Debug, Default)]
 pub struct Query {
     pub terms: Vec<Term>,
-    /// Stop words and particles dropped before the AND, in query order.
+    /// Quoted text, then stop words, particles and numbers, dropped before the AND, each in
+    /// query order.
     pub ignored: Vec<String>,
     /// Misspelled words and what they were read as (`grup -> group`).
     pub corrected: Vec<String>,
@@ -79,7 +80,9 @@ const QUESTION_OPENERS: [&str; 6] = ["is", "are", "can", "does", "do", "did"];
 
 pub fn analyze(query: &str) -> Query {
     let mut out = Query::default();
-    for run in runs(&query.to_lowercase()) {
+    let (outside, quoted) = unquoted(query);
+    out.ignored.extend(quoted);
+    for run in runs(&outside.to_lowercase()) {
         match run {
             Run::Ascii(text) => ascii_run(text, &mut out),
             Run::Cjk(text) => cjk_run(text, &mut out),
@@ -92,6 +95,42 @@ pub fn analyze(query: &str) -> Query {
         .any(|w| QUESTION_WORDS.contains(&w.as_str()))
         || opener.is_some_and(|w| QUESTION_OPENERS.contains(&w.as_str()));
     out
+}
+
+/// Quotation marks that hold what the action is given, not what it does (`rename the group
+/// to "Weekend Raid"`, `发一句"在吗"`). Single quotes are left alone: `bot's`.
+const QUOTES: [(char, char); 4] = [('"', '"'), ('“', '”'), ('「', '」'), ('『', '』')];
+
+/// The query without its quoted text, and the quoted pieces (lower case, for `ignored`). A
+/// query that is nothing but quoted text keeps it: then the quotes are only punctuation.
+fn unquoted(query: &str) -> (Cow<'_, str>, Vec<String>) {
+    let mut outside = String::with_capacity(query.len());
+    let mut quoted = Vec::new();
+    let mut rest = query;
+    while let Some((at, open)) = rest
+        .char_indices()
+        .find_map(|(at, c)| QUOTES.iter().find(|(open, _)| *open == c).map(|&q| (at, q)))
+    {
+        let inner = &rest[at + open.0.len_utf8()..];
+        let Some(end) = inner.find(open.1) else {
+            break;
+        };
+        outside.push_str(&rest[..at]);
+        outside.push(' ');
+        let piece = inner[..end].trim();
+        if !piece.is_empty() {
+            quoted.push(piece.to_lowercase());
+        }
+        rest = &inner[end + open.1.len_utf8()..];
+    }
+    if quoted.is_empty() {
+        return (Cow::Borrowed(query), quoted);
+    }
+    outside.push_str(rest);
+    if !outside.chars().any(|c| c.is_alphanumeric()) {
+        return (Cow::Borrowed(query), Vec::new());
+    }
+    (Cow::Owned(outside), quoted)
 }
 
 /// The token index's entry for a normalized word.
