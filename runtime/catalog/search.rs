@@ -130,9 +130,6 @@ const ADJACENT_PARTS: f64 = 30.0;
 /// Bonus for an action that does what the query asks for: a read-only one for a question or
 /// a read (`列表`), a write for a write word (`删除`, `kick`).
 const INTENT_MATCH: f64 = 40.0;
-/// Bonus for a read-only action when the query names no operation (`收藏表情`): a bare
-/// noun is most often a lookup.
-const NO_INTENT_READS: f64 = 20.0;
 /// Weight of a name fragment held by one of the action's names.
 const FRAGMENT: u32 = 20;
 /// When no action matches every term and the best match three or more, suggestions may
@@ -206,7 +203,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
         keep
     };
     let pairs = pairs_in_names(&analysis.terms);
-    let intent = Intent::of(&analysis.terms, analysis.question);
+    let intent = Intent::of(&analysis.terms, analysis.reads);
     // Fragment terms name the parts they hold.
     let fragments: Vec<usize> = (0..wanted)
         .filter(|&t| matches!(analysis.terms[t].kind, TermKind::Fragment(_)))
@@ -323,16 +320,17 @@ fn term_hits(term: &Term) -> Hits {
     hits
 }
 
-/// What the query wants done, from the intent bits of its words (a question reads).
+/// What the query wants done, from the intent bits of its words (a question, a look or a
+/// state reads).
 struct Intent {
     read: bool,
     write: bool,
 }
 
 impl Intent {
-    fn of(terms: &[Term], question: bool) -> Intent {
+    fn of(terms: &[Term], reads: bool) -> Intent {
         // A question reads, whatever its words (`who is muted`, `can it send voice`).
-        if question {
+        if reads {
             return Intent {
                 read: true,
                 write: false,
@@ -354,7 +352,6 @@ impl Intent {
     fn bonus(&self, read_only: bool) -> f64 {
         match (self.read, self.write, read_only) {
             (true, false, true) | (false, true, false) => INTENT_MATCH,
-            (false, false, true) => NO_INTENT_READS,
             _ => 0.0,
         }
     }

@@ -49,12 +49,19 @@ pub struct Query {
     pub ignored: Vec<String>,
     /// Misspelled words and what they were read as (`grup -> group`).
     pub corrected: Vec<String>,
-    /// The query asks a question (`who is muted`, `能发图片吗`): it wants to read something.
-    pub question: bool,
+    /// The query asks to read something: it is a question (`who is muted`, `能发图片吗`), asks
+    /// to look (`看`, `查一下`), or names a state (`muted members`).
+    pub reads: bool,
 }
 
-/// Words that make a query a question wherever they stand.
-const QUESTION_WORDS: [&str; 19] = [
+/// Words that ask to read wherever they stand: question words, and the verbs of looking
+/// that are stop words (so no intent of the spec's can name them).
+const READING_WORDS: [&str; 24] = [
+    "看",
+    "看看",
+    "看一下",
+    "查一下",
+    "告诉我",
     "who",
     "what",
     "which",
@@ -89,11 +96,14 @@ pub fn analyze(query: &str) -> Query {
         }
     }
     let opener = query.split_whitespace().next().map(str::to_lowercase);
-    out.question = out
+    out.reads = out
         .ignored
         .iter()
-        .any(|w| QUESTION_WORDS.contains(&w.as_str()))
-        || opener.is_some_and(|w| QUESTION_OPENERS.contains(&w.as_str()));
+        .any(|w| READING_WORDS.contains(&w.as_str()))
+        || opener.is_some_and(|w| QUESTION_OPENERS.contains(&w.as_str()))
+        || query
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .any(names_a_state);
     out
 }
 
@@ -131,6 +141,14 @@ fn unquoted(query: &str) -> (Cow<'_, str>, Vec<String>) {
         return (Cow::Borrowed(query), Vec::new());
     }
     (Cow::Owned(outside), quoted)
+}
+
+/// A past participle (`muted members`, `blocked friends`, `logged in`) names a state, which
+/// the query wants to see; an imperative never ends in -ed. Words in -eed (`speed`) are not
+/// participles.
+fn names_a_state(word: &str) -> bool {
+    let word = word.to_ascii_lowercase();
+    word.len() >= 5 && word.ends_with("ed") && !word.ends_with("eed")
 }
 
 /// The token index's entry for a normalized word.
