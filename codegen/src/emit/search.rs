@@ -131,6 +131,9 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         analyzer,
     );
     let sound_alikes = strs(sound_alikes.into_iter().filter(|w| !index.contains_key(w)));
+    let by_reading = sound_alike::words_by_reading(index.keys().map(String::as_str));
+    let reading_keys = strs(by_reading.keys().cloned());
+    let reading_words = str_lists(by_reading.into_values());
     let token_count = Literal::usize_unsuffixed(index.len());
     let cjk_substring = Literal::u32_unsuffixed(u32::from(CJK_SUBSTRING));
     let token_words = strs(index.keys().cloned());
@@ -282,6 +285,13 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// Common Chinese words that read like a Chinese token one character apart (通常 for
         /// 通畅), sorted by bytes: real words, never corrected as pinyin typos.
         pub static COMMON_SOUND_ALIKES: Strs = #sound_alikes;
+
+        /// The readings of the Chinese tokens of two to four characters (toneless pinyin,
+        /// space-separated, every reading of a polyphonic character), sorted by bytes.
+        pub static READINGS: Strs = #reading_keys;
+
+        /// Per entry of [`READINGS`]: the tokens that read that way.
+        pub static READING_WORDS: StrLists = #reading_words;
 
         /// Per token (in [`TOKENS`] order): (action index, weight), by action index; a
         /// Chinese token's weight includes [`CJK_SUBSTRING`] where the action's text holds it.

@@ -12,10 +12,9 @@
 //! A common word of its own (通常, 接收; the codegen lists them from jieba's dictionary) is
 //! never read as a typo.
 
-use pinyin::ToPinyinMulti;
+use pinyin::ToPinyin;
 
-use super::super::generated::search_index::{COMMON_SOUND_ALIKES, TOKENS};
-use super::query::is_cjk;
+use super::super::generated::search_index::{COMMON_SOUND_ALIKES, READING_WORDS, READINGS};
 
 /// Longest stretch of characters read as one word.
 const LONGEST: usize = 4;
@@ -82,41 +81,28 @@ pub fn correct(text: &str, pieces: &[(usize, bool)]) -> Option<Corrected> {
     })
 }
 
-/// The Chinese token of the same length that reads like `stretch`, shares a character with
-/// it in the same place, and is not it; on a tie, the one sharing the most characters, then
-/// the first in token order.
+/// The Chinese token that reads like `stretch` (by the main reading of each typed
+/// character), shares a character with it in the same place, and is not it; on a tie, the one
+/// sharing the most characters, then the first in token order.
 fn sound_alike(stretch: &[char]) -> Option<&'static str> {
-    // The main reading of each typed character.
-    let wanted: Vec<&str> = stretch
-        .iter()
-        .map(|&c| readings(c).first().copied())
-        .collect::<Option<_>>()?;
-    let mut best: Option<(usize, &'static str)> = None;
-    for token in TOKENS.iter() {
-        if token.chars().count() != stretch.len() || !token.chars().all(is_cjk) {
-            continue;
+    let mut key = String::new();
+    for &c in stretch {
+        let reading = c.to_pinyin()?.plain();
+        if !key.is_empty() {
+            key.push(' ');
         }
-        let shared = token.chars().zip(stretch).filter(|(a, b)| a == *b).count();
+        key.push_str(reading);
+    }
+    let words = READING_WORDS.get(READINGS.position(&key)?);
+    let mut best: Option<(usize, &'static str)> = None;
+    for word in words {
+        let shared = word.chars().zip(stretch).filter(|(a, b)| a == *b).count();
         if shared == 0 || shared == stretch.len() {
             continue;
         }
-        // The typed character came up for its main reading, which the token's character
-        // must have.
-        let sounds_alike = token
-            .chars()
-            .zip(&wanted)
-            .all(|(c, typed)| readings(c).contains(typed));
-        if sounds_alike && best.is_none_or(|(most, _)| shared > most) {
-            best = Some((shared, token));
+        if best.is_none_or(|(most, _)| shared > most) {
+            best = Some((shared, word));
         }
     }
-    best.map(|(_, token)| token)
-}
-
-/// Every toneless reading of a character, the main one first (none for a character without
-/// one).
-fn readings(c: char) -> Vec<&'static str> {
-    c.to_pinyin_multi()
-        .map(|multi| multi.into_iter().map(|p| p.plain()).collect())
-        .unwrap_or_default()
+    best.map(|(_, word)| word)
 }

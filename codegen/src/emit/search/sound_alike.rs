@@ -1,8 +1,8 @@
-//! Common Chinese words that read like a catalog word, one character apart (通常 and 通畅,
-//! 接收 and 接受). The runtime fixes text that reads like a catalog word as a pinyin-input
-//! typo (runtime/catalog/search/homophones.rs); these words are real words, not typos, so it
-//! leaves them alone. jieba's dictionary says which words are common; the runtime does not
-//! load it, so the list is worked out here.
+//! What the runtime needs to fix pinyin-input typos (runtime/catalog/search/homophones.rs):
+//! the catalog's Chinese words by how they read, and the common Chinese words that read like a
+//! catalog word one character apart (通常 and 通畅, 接收 and 接受). Those are real words, not
+//! typos, so the runtime leaves them alone; jieba's dictionary says which words are common,
+//! and the runtime does not load it, so the list is worked out here.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -46,6 +46,51 @@ pub fn common_sound_alikes<'a>(
         }
     }
     found
+}
+
+/// Every reading of each Chinese catalog word of two to four characters, as the words that
+/// read that way: `che hui` -> 撤回. A word with polyphonic characters reads several ways
+/// (`hui` and `kuai` for 会), each listed. The runtime looks a typed stretch up here by the
+/// main readings of its characters, so finding the word it sounds like is one binary search.
+pub fn words_by_reading<'a>(words: impl Iterator<Item = &'a str>) -> BTreeMap<String, Vec<String>> {
+    /// Most readings listed for one word; a word of four polyphonic characters could have
+    /// hundreds, all but a few of them never typed.
+    const MOST: usize = 16;
+    let mut index: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for word in words {
+        let chars: Vec<char> = word.chars().collect();
+        if !(2..=4).contains(&chars.len()) || !chars.iter().all(|&c| is_cjk(c)) {
+            continue;
+        }
+        let mut keys = vec![String::new()];
+        for &c in &chars {
+            let options = readings(c);
+            if options.is_empty() {
+                keys.clear();
+                break;
+            }
+            keys = keys
+                .iter()
+                .flat_map(|key| {
+                    options.iter().map(move |r| {
+                        if key.is_empty() {
+                            r.to_string()
+                        } else {
+                            format!("{key} {r}")
+                        }
+                    })
+                })
+                .take(MOST)
+                .collect();
+        }
+        for key in keys {
+            index.entry(key).or_default().insert(word.to_string());
+        }
+    }
+    index
+        .into_iter()
+        .map(|(key, words)| (key, words.into_iter().collect()))
+        .collect()
 }
 
 /// Every CJK unified ideograph by its main (toneless) reading.
