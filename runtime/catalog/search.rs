@@ -3,15 +3,17 @@
 //! Substring mode (the default) keeps SnowLuma's original behaviour: a case-insensitive
 //! substring of the name, an alias or the summary, in catalog order.
 //!
-//! Keyword mode takes the query apart ([`query`]): stop words in both languages are dropped
-//! (and reported), Chinese is cut by jieba over the catalog's vocabulary, English words are
-//! reduced to their stems, `group_msg` / `groupmsg` become name fragments, and a misspelled
-//! word is read as the nearest catalog word (and reported). Every remaining term must match
+//! Keyword mode takes the query apart ([`query`]): stop words in both languages and quoted
+//! text are dropped (and reported), Chinese is cut by jieba over the catalog's vocabulary,
+//! English words are reduced to their stems, `group_msg` / `groupmsg` become name fragments,
+//! and a misspelled word is read as the nearest catalog word, Chinese text that sounds like
+//! one ([`homophones`]) as that word (both reported). Every remaining term must match
 //! (AND): through the generated token index, where synonyms are already expanded, as a
 //! substring of an action's Chinese text, or, for a fragment, as a run of an action's name
 //! parts. Ranking: an exact name or alias first; then actions whose name parts the terms
 //! name; then the field weights of the index times how rare each term is (IDF), so `群` or
-//! `group` count less than `禁言`; read-only actions ahead of writes on a tie.
+//! `group` count less than `禁言`; then what the query wants done (a read or a write, from the
+//! spec's intents, questions, looks and states); read-only actions ahead of writes on a tie.
 //!
 //! A term no action knows still takes part in the AND, so it empties the results instead of
 //! being dropped; it is reported in `unmatched_terms`. When no action matches every term the
@@ -57,7 +59,8 @@ pub struct KeywordSearch {
     pub unmatched_terms: Vec<String>,
     /// Stop words, particles, numbers and quoted text dropped before the AND.
     pub ignored_terms: Vec<String>,
-    /// Misspelled words and the catalog words they were read as (`grup -> group`).
+    /// Misspelled words and the catalog words they were read as (`grup -> group`,
+    /// `撤会 -> 撤回`).
     pub corrected_terms: Vec<String>,
     /// True when the query held only stop words and `results` come from the substring
     /// search.

@@ -110,3 +110,19 @@ fn readings(c: char) -> Vec<&'static str> {
         .map(|multi| multi.into_iter().map(|p| p.plain()).collect())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_listed_under_every_reading() {
+        let index = words_by_reading(["撤回", "会议", "群", "hello"].into_iter());
+        assert_eq!(index["che hui"], ["撤回"]);
+        // 会 reads hui and kuai: the word is found under both.
+        assert_eq!(index["hui yi"], ["会议"]);
+        assert_eq!(index["kuai yi"], ["会议"]);
+        // One character, or no Chinese at all: nothing to mistype against.
+        assert!(index.values().flatten().all(|w| w != "群" && w != "hello"));
+    }
+}
