@@ -5,8 +5,10 @@
 //!
 //! Only text the segmenter could not place is corrected: a stretch of two to four characters
 //! that holds at least one character of no token or stop word, cuts no token or stop word in
-//! two, and reads (toneless) exactly like a Chinese token of the same length that shares a
-//! character with it in the same place. Longer stretches are tried first. A typed character
+//! two, takes in the whole of the unplaced text it touches, and reads (toneless) exactly like
+//! a Chinese token of the same length that shares a character with it in the same place.
+//! Longer stretches are tried first; the codegen indexed the tokens by reading
+//! ([`READINGS`]), so each stretch costs one binary search. A typed character
 //! reads like a token's when its main reading, the one an input method offers it for, is a
 //! reading of the token's (会 hui for 回 hui); a rare reading never counts (不 fou is not 否).
 //! A common word of its own (通常, 接收; the codegen lists them from jieba's dictionary) is
