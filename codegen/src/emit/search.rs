@@ -134,6 +134,11 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     let by_reading = sound_alike::words_by_reading(index.keys().map(String::as_str));
     let reading_keys = strs(by_reading.keys().cloned());
     let reading_words = str_lists(by_reading.into_values());
+    let (syllables, main_readings) = sound_alike::main_reading_table();
+    let syllables = strs(syllables);
+    let main_readings_from = Literal::u32_unsuffixed(u32::from(sound_alike::TABLE_FROM));
+    let main_reading_count = Literal::usize_unsuffixed(main_readings.len());
+    let main_readings = main_readings.into_iter().map(Literal::u16_unsuffixed);
     let token_count = Literal::usize_unsuffixed(index.len());
     let cjk_substring = Literal::u32_unsuffixed(u32::from(CJK_SUBSTRING));
     let token_words = strs(index.keys().cloned());
@@ -292,6 +297,16 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
 
         /// Per entry of [`READINGS`]: the tokens that read that way.
         pub static READING_WORDS: StrLists = #reading_words;
+
+        /// Toneless pinyin syllables, sorted by bytes.
+        pub static SYLLABLES: Strs = #syllables;
+
+        /// The first character of [`MAIN_READINGS`].
+        pub const MAIN_READINGS_FROM: u32 = #main_readings_from;
+
+        /// Per character from [`MAIN_READINGS_FROM`] to U+9FFF: its main reading, as an index
+        /// into [`SYLLABLES`] (`u16::MAX` for a character without one).
+        pub static MAIN_READINGS: [u16; #main_reading_count] = [#(#main_readings),*];
 
         /// Per token (in [`TOKENS`] order): (action index, weight), by action index; a
         /// Chinese token's weight includes [`CJK_SUBSTRING`] where the action's text holds it.

@@ -93,6 +93,34 @@ pub fn words_by_reading<'a>(words: impl Iterator<Item = &'a str>) -> BTreeMap<St
         .collect()
 }
 
+/// The first character of [`main_reading_table`]; it runs to U+9FFF (CJK Extension A and
+/// the unified ideographs, the characters a query's Chinese runs hold).
+pub const TABLE_FROM: char = '\u{3400}';
+const TABLE_TO: char = '\u{9FFF}';
+
+/// The main (toneless) reading of every character from [`TABLE_FROM`] to U+9FFF: the sorted
+/// syllables, and per character the index of its syllable (`u16::MAX` for none). The runtime
+/// reads a typed character here instead of linking the pinyin crate, whose tables hold
+/// thousands of pointers the loader must relocate at every start.
+pub fn main_reading_table() -> (Vec<String>, Vec<u16>) {
+    let mains: Vec<Option<&'static str>> = (TABLE_FROM..=TABLE_TO)
+        .map(|c| readings(c).first().copied())
+        .collect();
+    let syllables: BTreeSet<&'static str> = mains.iter().flatten().copied().collect();
+    let syllables: Vec<&'static str> = syllables.into_iter().collect();
+    let slots = mains
+        .iter()
+        .map(|main| match main {
+            Some(main) => {
+                let at = syllables.binary_search(main).expect("collected above");
+                u16::try_from(at).expect("fewer than 65,535 syllables")
+            }
+            None => u16::MAX,
+        })
+        .collect();
+    (syllables.into_iter().map(str::to_string).collect(), slots)
+}
+
 /// Every CJK unified ideograph by its main (toneless) reading.
 fn characters_by_main_reading() -> BTreeMap<&'static str, Vec<char>> {
     let mut by_reading: BTreeMap<&'static str, Vec<char>> = BTreeMap::new();
