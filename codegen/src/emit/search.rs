@@ -123,13 +123,7 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     let token_intents = index
         .keys()
         .map(|token| Literal::u8_unsuffixed(intents.bits(token, &synonyms)));
-    let sound_alikes = sound_alike::common_sound_alikes(
-        index
-            .keys()
-            .map(String::as_str)
-            .filter(|t| t.chars().all(is_cjk)),
-        analyzer,
-    );
+    let sound_alikes = sound_alike::common_sound_alikes(index.keys().map(String::as_str), analyzer);
     let sound_alikes = strs(sound_alikes.into_iter().filter(|w| !index.contains_key(w)));
     let by_reading = sound_alike::words_by_reading(index.keys().map(String::as_str));
     let reading_keys = strs(by_reading.keys().cloned());

@@ -22,13 +22,12 @@ pub fn common_sound_alikes<'a>(
     words: impl Iterator<Item = &'a str>,
     analyzer: &Analyzer,
 ) -> BTreeSet<String> {
-    let by_reading = characters_by_main_reading();
+    let mut by_reading: BTreeMap<&'static str, Vec<char>> = BTreeMap::new();
+    for (c, main) in main_readings() {
+        by_reading.entry(main).or_default().push(c);
+    }
     let mut found = BTreeSet::new();
-    for word in words {
-        let chars: Vec<char> = word.chars().collect();
-        if !(2..=4).contains(&chars.len()) || !chars.iter().all(|&c| is_cjk(c)) {
-            continue;
-        }
+    for chars in words.filter_map(short_chinese_word) {
         for (i, &c) in chars.iter().enumerate() {
             for reading in readings(c) {
                 for &other in by_reading.get(reading).into_iter().flatten() {
@@ -58,10 +57,9 @@ pub fn words_by_reading<'a>(words: impl Iterator<Item = &'a str>) -> BTreeMap<St
     const MOST: usize = 16;
     let mut index: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for word in words {
-        let chars: Vec<char> = word.chars().collect();
-        if !(2..=4).contains(&chars.len()) || !chars.iter().all(|&c| is_cjk(c)) {
+        let Some(chars) = short_chinese_word(word) else {
             continue;
-        }
+        };
         let mut keys = vec![String::new()];
         for &c in &chars {
             let options = readings(c);
@@ -103,14 +101,11 @@ const TABLE_TO: char = '\u{9FFF}';
 /// reads a typed character here instead of linking the pinyin crate, whose tables hold
 /// thousands of pointers the loader must relocate at every start.
 pub fn main_reading_table() -> (Vec<String>, Vec<u16>) {
-    let mains: Vec<Option<&'static str>> = (TABLE_FROM..=TABLE_TO)
-        .map(|c| readings(c).first().copied())
-        .collect();
-    let syllables: BTreeSet<&'static str> = mains.iter().flatten().copied().collect();
+    let mains: BTreeMap<char, &'static str> = main_readings().collect();
+    let syllables: BTreeSet<&'static str> = mains.values().copied().collect();
     let syllables: Vec<&'static str> = syllables.into_iter().collect();
-    let slots = mains
-        .iter()
-        .map(|main| match main {
+    let slots = (TABLE_FROM..=TABLE_TO)
+        .map(|c| match mains.get(&c) {
             Some(main) => {
                 let at = syllables.binary_search(main).expect("collected above");
                 u16::try_from(at).expect("fewer than 65,535 syllables")
@@ -121,15 +116,18 @@ pub fn main_reading_table() -> (Vec<String>, Vec<u16>) {
     (syllables.into_iter().map(str::to_string).collect(), slots)
 }
 
-/// Every CJK unified ideograph by its main (toneless) reading.
-fn characters_by_main_reading() -> BTreeMap<&'static str, Vec<char>> {
-    let mut by_reading: BTreeMap<&'static str, Vec<char>> = BTreeMap::new();
-    for c in ('\u{4E00}'..='\u{9FFF}').filter(|&c| is_cjk(c)) {
-        if let Some(&main) = readings(c).first() {
-            by_reading.entry(main).or_default().push(c);
-        }
-    }
-    by_reading
+/// Each Chinese character of the table's range with its main (toneless) reading: what the
+/// runtime reads a typed character as, and so what the common words are found by.
+fn main_readings() -> impl Iterator<Item = (char, &'static str)> {
+    (TABLE_FROM..=TABLE_TO)
+        .filter(|&c| is_cjk(c))
+        .filter_map(|c| readings(c).first().map(|&main| (c, main)))
+}
+
+/// The characters of a Chinese word of two to four characters, the words a typo is read as.
+fn short_chinese_word(word: &str) -> Option<Vec<char>> {
+    let chars: Vec<char> = word.chars().collect();
+    ((2..=4).contains(&chars.len()) && chars.iter().all(|&c| is_cjk(c))).then_some(chars)
 }
 
 /// Every toneless reading of a character, the main one first.
