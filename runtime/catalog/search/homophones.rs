@@ -67,14 +67,16 @@ pub fn correct(text: &str, pieces: &[(usize, bool)]) -> Option<Corrected> {
             if !unplaced || !whole || span.clone().any(|i| fixed[i]) {
                 continue;
             }
+            // Most stretches read like no token: that lookup comes first, the text of the
+            // stretch is only built for the rest.
+            let Some(word) = sound_alike(&chars[span.clone()]) else {
+                continue;
+            };
             let before: String = chars[span.clone()].iter().collect();
             if COMMON_SOUND_ALIKES.position(&before).is_some() {
                 // A real word (通常), not a typo of the token it sounds like (通畅).
                 continue;
             }
-            let Some(word) = sound_alike(&chars[span.clone()]) else {
-                continue;
-            };
             fixes.push(format!("{before} -> {word}"));
             for (i, c) in span.zip(word.chars()) {
                 chars[i] = c;

@@ -147,8 +147,11 @@ fn unquoted(query: &str) -> (Cow<'_, str>, Vec<String>) {
 /// the query wants to see; an imperative never ends in -ed. Words in -eed (`speed`) are not
 /// participles.
 fn names_a_state(word: &str) -> bool {
-    let word = word.to_ascii_lowercase();
-    word.len() >= 5 && word.ends_with("ed") && !word.ends_with("eed")
+    let ends_with = |suffix: &str| {
+        word.len() >= suffix.len()
+            && word.as_bytes()[word.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+    };
+    word.len() >= 5 && ends_with("ed") && !ends_with("eed")
 }
 
 /// The token index's entry for a normalized word.
@@ -485,8 +488,8 @@ fn run_together(word: &str) -> Option<Vec<String>> {
 /// (an adjacent swap counts once), name parts tried before other words. `None` for known
 /// words. A word on its own must be five letters or more for one edit and eight for two; a
 /// four-letter word may only have two letters swapped (`sned`) or one left out inside it
-/// (`grup`), so ordinary short words (`find`, `lock`) are not bent into catalog words. A part of a name
-/// fragment (`get_grup_list`) may be three letters.
+/// (`grup`), so ordinary short words (`find`, `lock`) are not bent into catalog words. A part
+/// of a name fragment (`get_grup_list`) may be three letters.
 fn correction(word: &str, known: bool, in_fragment: bool) -> Option<&'static str> {
     if known || word.len() < 3 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
         return None;
