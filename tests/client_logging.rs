@@ -114,6 +114,18 @@ async fn initialize_and_discover_offer_logging_and_set_level_is_legacy_only() {
     assert_eq!(refused["error"]["code"], -32601, "{refused}");
 }
 
+/// The one message of a successful `search_actions` call logged at info: its params.
+fn the_search_logged<'a>(messages: &'a [Value], traceparent: &Value) -> &'a Value {
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    let params = &messages[0]["params"];
+    assert_eq!(params["level"], "info");
+    assert_eq!(params["logger"], "snowluma-mcp");
+    assert_eq!(params["data"]["tool"], "search_actions");
+    assert_eq!(params["data"]["outcome"], "success");
+    assert_eq!(params["data"]["traceparent"], *traceparent);
+    params
+}
+
 #[tokio::test]
 async fn nothing_is_sent_before_set_level_then_one_info_message_per_call() {
     let mut server = RawServer::spawn(&[]);
@@ -127,14 +139,8 @@ async fn nothing_is_sent_before_set_level_then_one_info_message_per_call() {
     let traceparent = answer["result"]["_meta"]["traceparent"].clone();
     assert!(traceparent.is_string(), "{answer}");
     let messages = take_log_messages(&mut server);
-    assert_eq!(messages.len(), 1, "{messages:?}");
-    let params = &messages[0]["params"];
-    assert_eq!(params["level"], "info");
-    assert_eq!(params["logger"], "snowluma-mcp");
-    assert_eq!(params["data"]["tool"], "search_actions");
-    assert_eq!(params["data"]["outcome"], "success");
+    let params = the_search_logged(&messages, &traceparent);
     assert_eq!(params["data"]["kind"], Value::Null);
-    assert_eq!(params["data"]["traceparent"], traceparent);
     assert!(params["data"]["duration_ms"].as_f64().is_some(), "{params}");
     // The call's facts and nothing else: never its params (the query) or results.
     let mut keys: Vec<&str> = params["data"]
@@ -200,16 +206,7 @@ async fn a_2026_request_asks_for_its_own_log_message() {
     // `info` on this request: its call's facts, once.
     let answer = modern_call(&mut server, 2, succeeding(), Some("info")).await;
     let messages = take_log_messages(&mut server);
-    assert_eq!(messages.len(), 1, "{messages:?}");
-    let params = &messages[0]["params"];
-    assert_eq!(params["level"], "info");
-    assert_eq!(params["logger"], "snowluma-mcp");
-    assert_eq!(params["data"]["tool"], "search_actions");
-    assert_eq!(params["data"]["outcome"], "success");
-    assert_eq!(
-        params["data"]["traceparent"],
-        answer["result"]["_meta"]["traceparent"]
-    );
+    the_search_logged(&messages, &answer["result"]["_meta"]["traceparent"]);
     assert!(!messages[0].to_string().contains("禁言"));
 
     // The level is this request's alone: the next request without one gets nothing.

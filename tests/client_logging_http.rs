@@ -96,13 +96,7 @@ async fn search(url: &str, session: &str, id: i64) -> Value {
     .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     // The POST's answer stays plain JSON: the log message is not on this stream.
-    assert!(
-        reply
-            .header("content-type")
-            .is_some_and(|t| t.starts_with("application/json")),
-        "{}",
-        reply.body
-    );
+    assert!(reply.content_type_is("application/json"), "{}", reply.body);
     let traceparent = reply.json()["result"]["_meta"]["traceparent"].clone();
     assert!(traceparent.is_string(), "{}", reply.body);
     traceparent
@@ -154,9 +148,7 @@ async fn a_legacy_http_session_gets_its_call_log_after_set_level() {
     let modern = modern_search(url, 7, raw_client::modern_meta(json!({}))).await;
     assert_eq!(modern.status, 200, "{}", modern.body);
     assert!(
-        modern
-            .header("content-type")
-            .is_some_and(|t| t.starts_with("application/json")),
+        modern.content_type_is("application/json"),
         "{:?}",
         modern.headers
     );
@@ -174,18 +166,11 @@ async fn a_2026_http_request_with_a_log_level_gets_its_message_on_its_own_stream
     // Something goes out before the answer, so the answer is an event stream: the log
     // message first, then the result, both on this request's own response.
     assert!(
-        reply
-            .header("content-type")
-            .is_some_and(|t| t.starts_with("text/event-stream")),
+        reply.content_type_is("text/event-stream"),
         "{:?}",
         reply.headers
     );
-    let messages: Vec<Value> = reply
-        .body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str(d.trim_start()).ok())
-        .collect();
+    let messages = reply.sse_messages();
     let log = messages
         .iter()
         .position(|m| m["method"] == "notifications/message")

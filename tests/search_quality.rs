@@ -278,14 +278,7 @@ fn misspelled_words_are_read_as_the_nearest_catalog_word_and_reported() {
     assert_eq!(names(&found.results)[0], "get_group_msg_history");
     // Ordinary short words are left alone, also where a letter at either end would make a
     // catalog word (block, model).
-    for query in ["find friends", "lock", "mode"] {
-        let found = search::keywords(query);
-        assert!(
-            found.corrected_terms.is_empty(),
-            "{query}: {:?}",
-            found.corrected_terms
-        );
-    }
+    assert_nothing_corrected(&["find friends", "lock", "mode"]);
 }
 
 /// In a long query one stray word should not hide the action the rest is about: when the
@@ -312,6 +305,18 @@ fn a_long_query_s_suggestions_may_miss_one_term_more_than_the_best() {
     assert!(found.suggestions.iter().all(|s| s.matched_terms.len() == 1));
 }
 
+/// None of these queries has a word read as another.
+fn assert_nothing_corrected(queries: &[&str]) {
+    for query in queries {
+        let found = search::keywords(query);
+        assert!(
+            found.corrected_terms.is_empty(),
+            "{query}: {:?}",
+            found.corrected_terms
+        );
+    }
+}
+
 /// A pinyin input method turns a misspelling into a real character that sounds right:
 /// such text is read as the catalog word it sounds like, and reported; real words are not.
 #[test]
@@ -333,19 +338,12 @@ fn chinese_typos_that_sound_like_a_catalog_word_are_read_as_it_and_reported() {
     // Common words that sound like a catalog word one character apart (接受, 通畅), a rare
     // reading (还 can be read fu, like 不), and text that sounds like a catalog word only
     // with part of an unknown word (步到 in 同步到) are all left alone.
-    for query in [
+    assert_nothing_corrected(&[
         "接收文件",
         "通常怎么禁言",
         "机器人还在线吗",
         "被实时同步到的私聊消息",
-    ] {
-        let found = search::keywords(query);
-        assert!(
-            found.corrected_terms.is_empty(),
-            "{query}: {:?}",
-            found.corrected_terms
-        );
-    }
+    ]);
 }
 
 #[test]

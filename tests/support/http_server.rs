@@ -136,17 +136,28 @@ impl Exchange {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
+    /// Whether the `content-type` header starts with `prefix` (`application/json`,
+    /// `text/event-stream`).
+    pub fn content_type_is(&self, prefix: &str) -> bool {
+        self.header("content-type")
+            .is_some_and(|t| t.starts_with(prefix))
+    }
+
     /// The body as JSON (a refusal), or the last JSON-RPC message of an SSE body.
     pub fn json(&self) -> Value {
         if let Ok(value) = serde_json::from_str(&self.body) {
             return value;
         }
+        self.sse_messages().pop().unwrap_or(Value::Null)
+    }
+
+    /// The JSON-RPC messages of an SSE body, in order.
+    pub fn sse_messages(&self) -> Vec<Value> {
         self.body
             .lines()
             .filter_map(|l| l.strip_prefix("data: "))
             .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-            .next_back()
-            .unwrap_or(Value::Null)
+            .collect()
     }
 }
 
