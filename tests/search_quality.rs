@@ -79,8 +79,17 @@ fn every_result_matches_every_term() {
         let found = search::keywords(query);
         assert!(!found.results.is_empty(), "{query}");
         assert!(found.suggestions.is_empty(), "{query}");
-        for result in &found.results {
-            assert_eq!(result.matched_terms, found.terms, "{query}");
+        // Each term searched alone finds every result of the whole query.
+        for term in &found.terms {
+            let alone: Vec<usize> = search::keywords(term)
+                .results
+                .iter()
+                .map(|s| s.action)
+                .collect();
+            for result in &found.results {
+                assert!(alone.contains(&result.action), "{query}: {term}");
+                assert!(result.matched_terms.is_empty(), "a result lists no terms");
+            }
         }
     }
 }
@@ -276,9 +285,13 @@ fn misspelled_words_are_read_as_the_nearest_catalog_word_and_reported() {
     let found = search::keywords("grup msg history");
     assert_eq!(found.corrected_terms, ["grup -> group"]);
     assert_eq!(names(&found.results)[0], "get_group_msg_history");
+    // A three-letter word too.
+    let found = search::keywords("kik member");
+    assert_eq!(found.corrected_terms, ["kik -> kick"]);
+    assert_eq!(names(&found.results)[0], "set_group_kick");
     // Ordinary short words are left alone, also where a letter at either end would make a
     // catalog word (block, model).
-    assert_nothing_corrected(&["find friends", "lock", "mode"]);
+    assert_nothing_corrected(&["find friends", "lock", "mode", "bot", "new", "add"]);
 }
 
 /// In a long query one stray word should not hide the action the rest is about: when the
@@ -380,4 +393,112 @@ fn what_the_query_wants_done_puts_reads_or_writes_first() {
     assert_eq!(names(&found.results)[0], "get_group_shut_list");
     let found = search::keywords("能不能发图片");
     assert_eq!(names(&found.results)[0], "can_send_image");
+}
+
+/// The first action a client sees for a query: the first result, or the first suggestion.
+fn first_answer(query: &str) -> &'static str {
+    search_sets::answers(query)
+        .first()
+        .copied()
+        .unwrap_or_else(|| panic!("{query}: nothing found"))
+}
+
+/// The stem matches both, but the query's number tells one member from several.
+#[test]
+fn a_singular_word_prefers_the_action_named_in_the_singular() {
+    assert_eq!(first_answer("kick member"), "set_group_kick");
+    assert_eq!(first_answer("kick members"), "set_group_kick_members");
+}
+
+/// A plural or a word for many (哪些, 这几个, these) leans towards lists and actions named
+/// in the plural; `how many` asks for a count and does not.
+#[test]
+fn asking_about_several_things_puts_lists_and_batches_first() {
+    assert_eq!(first_answer("我在哪些群"), "get_group_list");
+    assert_eq!(first_answer("群里能用的AI声线有哪些"), "get_ai_characters");
+    assert_eq!(
+        first_answer("把这几个人一起踢出群"),
+        "set_group_kick_members"
+    );
+    assert_eq!(first_answer("把他踢出群"), "set_group_kick");
+}
+
+/// File names, addresses and ids are values the action is given: they are reported as
+/// ignored, never corrected into catalog words; an address's catalog words still hint.
+#[test]
+fn file_names_addresses_and_ids_are_values() {
+    let found = search::keywords("send report.pdf to my friend as a file");
+    assert!(found.ignored_terms.contains(&"report.pdf".to_string()));
+    assert!(
+        found.corrected_terms.is_empty(),
+        "{:?}",
+        found.corrected_terms
+    );
+    assert_eq!(names(&found.results)[0], "upload_private_file");
+    let found = search::keywords("upload https://example.com/a.zip to the group");
+    assert!(
+        found
+            .ignored_terms
+            .contains(&"https://example.com/a.zip".to_string())
+    );
+    assert_eq!(found.terms, ["upload", "group"]);
+    let found = search::keywords("approve friend request u_8f3kq2");
+    assert!(found.ignored_terms.contains(&"8f3kq2".to_string()));
+    assert_eq!(names(&found.results)[0], "set_friend_add_request");
+    // A word the catalog knows stays, digits and all; a leading dot starts an alias.
+    assert_eq!(search::keywords("base64 image").terms, ["base64", "image"]);
+    assert_eq!(first_answer(".ocr_image"), "ocr_image");
+}
+
+/// `check in` and `one-way` are the catalog words `checkin` and `oneway`; `who is` stays
+/// two stop words.
+#[test]
+fn a_verb_and_its_particle_or_a_hyphenated_word_are_one_word() {
+    assert_eq!(
+        search::keywords("check in today").terms,
+        ["checkin", "today"]
+    );
+    assert_eq!(
+        first_answer("check in for today in group 123"),
+        "set_group_sign"
+    );
+    assert_eq!(
+        search::keywords("one-way friends").terms,
+        ["oneway", "friends"]
+    );
+    assert_eq!(search::keywords("who is muted").terms, ["muted"]);
+}
+
+/// In a request of several clauses the one that asks decides; the others tell the story.
+/// A clause that says what not to do is left out.
+#[test]
+fn the_clause_that_asks_decides_and_a_negated_clause_is_left_out() {
+    let story = "他发了条语音，我不方便听，帮我转成文字";
+    assert_eq!(first_answer(story), "fetch_ptt_text");
+    let found = search::keywords("把这条消息单独转发给好友，不要合并转发");
+    assert!(
+        found.ignored_terms.contains(&"合并".to_string()),
+        "{:?}",
+        found.ignored_terms
+    );
+    assert!(!found.terms.contains(&"合并".to_string()));
+    assert_eq!(names(&found.results)[0], "forward_friend_single_msg");
+    // Only a negated clause: it is what the query is about.
+    assert!(
+        search::keywords("不要合并转发")
+            .terms
+            .contains(&"合并".to_string())
+    );
+}
+
+/// An English question word asks when it opens a clause or follows a verb of finding out,
+/// not when it joins a clause (`someone who wants to join`).
+#[test]
+fn a_question_word_inside_a_clause_does_not_ask() {
+    assert_eq!(
+        first_answer("reject the pending request from someone who wants to join our group"),
+        "set_group_add_request"
+    );
+    assert_eq!(first_answer("who is muted"), "get_group_shut_list");
+    assert_eq!(first_answer("find out who is muted"), "get_group_shut_list");
 }

@@ -25,10 +25,11 @@
 mod homophones;
 mod names;
 mod query;
+mod request;
 
 use super::generated::search_index::{
-    ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_SUBSTRING, CJK_TEXT, IDF, SEQUENCE_ACTIONS,
-    SUBSTRING_TEXT, TOKEN_HITS, TOKEN_INTENTS,
+    ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_SUBSTRING, CJK_TEXT, IDF, NAME_WORDS,
+    SEQUENCE_ACTIONS, SUBSTRING_TEXT, TOKEN_HITS, TOKEN_INTENTS,
 };
 use super::{ACTIONS, CompactEntry, Filter, resolve};
 use names::NameMatches;
@@ -72,7 +73,9 @@ pub struct KeywordSearch {
 pub struct Scored {
     pub action: usize,
     pub score: u32,
-    /// The query terms this action matches (all of them for a result).
+    /// For a suggestion, the query terms it matches. Empty for a result, which matches every
+    /// term (an exact name or alias stands for all of them): listing them again would cost
+    /// a copy of every term for every result.
     pub matched_terms: Vec<String>,
 }
 
@@ -133,6 +136,19 @@ const ADJACENT_PARTS: f64 = 30.0;
 /// Bonus for an action that does what the query asks for: a read-only one for a question or
 /// a read (`列表`), a write for a write word (`删除`, `kick`).
 const INTENT_MATCH: f64 = 40.0;
+/// Penalty of an action whose name has in the plural a word the query wrote in the singular
+/// (`kick member` is set_group_kick, not set_group_kick_members).
+const NUMBER_MISMATCH: f64 = 30.0;
+/// Bonus of an action that returns or handles several things (see [`returns_many`]) when
+/// the query asks about several.
+const MANY_FOR_MANY: f64 = 20.0;
+/// The share of its weight a term outside the clause that asks adds (see
+/// `Query::is_context`).
+const CONTEXT_SHARE: f64 = 0.5;
+/// The share of its weight a word inside a file name or address adds (see `Query::hints`).
+const HINT_SHARE: f64 = 0.5;
+/// Bonus of an action that takes a user when the query is about another person.
+const PERSON_TARGET: f64 = 30.0;
 /// Weight of a name fragment held by one of the action's names.
 const FRAGMENT: u32 = 20;
 /// When no action matches every term and the best match three or more, suggestions may
@@ -150,11 +166,11 @@ const ACTION_COUNT: usize = ACTIONS.len();
 type Hits = [u32; ACTION_COUNT];
 
 pub fn keywords(text: &str) -> KeywordSearch {
-    let analysis = query::analyze(text);
+    let mut analysis = query::analyze(text);
     let mut result = KeywordSearch {
         terms: analysis.terms.iter().map(|t| t.text.clone()).collect(),
-        ignored_terms: analysis.ignored,
-        corrected_terms: analysis.corrected,
+        ignored_terms: std::mem::take(&mut analysis.ignored),
+        corrected_terms: std::mem::take(&mut analysis.corrected),
         ..KeywordSearch::default()
     };
     if analysis.terms.is_empty() && !result.ignored_terms.is_empty() {
@@ -183,20 +199,39 @@ pub fn keywords(text: &str) -> KeywordSearch {
     // times its IDF (terms added in query order, so the sum is the same on every run).
     let wanted = per_term.len();
     let mut counts = [0usize; ACTION_COUNT];
+    // The same, without the terms that only tell the story around the request: what picks
+    // the suggestions when nothing matches every term.
+    let mut asked = [0usize; ACTION_COUNT];
     let mut scores = [0.0f64; ACTION_COUNT];
-    for hits in &per_term {
+    for (t, hits) in per_term.iter().enumerate() {
         let idf = IDF[hits.iter().filter(|w| **w > 0).count()];
+        let context = analysis.is_context(t);
+        let share = if context { CONTEXT_SHARE } else { 1.0 };
         for (action, weight) in hits.iter().enumerate() {
             if *weight > 0 {
                 counts[action] += 1;
-                scores[action] += f64::from(*weight) * idf;
+                asked[action] += usize::from(!context);
+                scores[action] += share * f64::from(*weight) * idf;
             }
         }
     }
-    let best_count = counts.iter().copied().max().unwrap_or(0);
+    // A file name's or address's catalog words add to the actions that match (at a share of
+    // their weight) but never decide which do.
+    for hint in &analysis.hints {
+        let hits = term_hits(hint);
+        let idf = IDF[hits.iter().filter(|w| **w > 0).count()];
+        for (action, weight) in hits.iter().enumerate() {
+            if *weight > 0 && counts[action] > 0 {
+                scores[action] += HINT_SHARE * f64::from(*weight) * idf;
+            }
+        }
+    }
     let names = NameMatches::new(&analysis.terms, &result.ignored_terms);
-    let complete = wanted > 0 && best_count == wanted;
-    // Nothing matches every term: the best partial matches become suggestions.
+    let complete = wanted > 0 && counts.contains(&wanted);
+    // Nothing matches every term: the best partial matches become suggestions, counted on
+    // the terms of the request itself.
+    let tally = if complete { &counts } else { &asked };
+    let best_count = tally.iter().copied().max().unwrap_or(0);
     let keep = if complete { wanted } else { best_count.max(1) };
     // A long query's suggestions may miss one term more than the best (at a cost): in a
     // sentence one stray word (`actually`, `either`) should not hide the action it is about.
@@ -206,13 +241,13 @@ pub fn keywords(text: &str) -> KeywordSearch {
         keep
     };
     let pairs = pairs_in_names(&analysis.terms);
-    let intent = Intent::of(&analysis.terms, analysis.reads);
+    let intent = Intent::of(&analysis);
     // Fragment terms name the parts they hold.
     let fragments: Vec<usize> = (0..wanted)
         .filter(|&t| matches!(analysis.terms[t].kind, TermKind::Fragment(_)))
         .collect();
     let mut scored: Vec<(usize, f64)> = (0..ACTION_COUNT)
-        .filter(|&action| wanted > 0 && (fewest..=keep).contains(&counts[action]))
+        .filter(|&action| wanted > 0 && (fewest..=keep).contains(&tally[action]))
         .map(|action| {
             let named = names.named_terms(action)
                 + fragments
@@ -222,20 +257,34 @@ pub fn keywords(text: &str) -> KeywordSearch {
             let bonus = NAME_COVERAGE * names.coverage(action)
                 + NAME_TERMS * named as f64 / wanted as f64
                 + ADJACENT_PARTS * f64::from(pairs[action])
-                + intent.bonus(ACTIONS[action].read_only);
-            let missed = (keep - counts[action]) as f64;
+                + intent.bonus(ACTIONS[action].read_only)
+                - if names.plural_for_singular(action) {
+                    NUMBER_MISMATCH
+                } else {
+                    0.0
+                }
+                + if analysis.asks.person && ACTIONS[action].required.contains(&"user_id") {
+                    PERSON_TARGET
+                } else {
+                    0.0
+                }
+                + if analysis.asks.many && returns_many(action) {
+                    MANY_FOR_MANY
+                } else {
+                    0.0
+                };
+            let missed = (keep - tally[action]) as f64;
             (action, scores[action] + bonus - MISSED_TERM * missed)
         })
         .collect();
     let exact = resolve(text.trim()).map(|exact| exact.index);
-    // The terms an action matched (an exact name or alias stands for all of them).
-    let matched = |action: usize| -> Vec<String> {
-        (0..wanted)
-            .filter(|&t| exact == Some(action) || per_term[t][action] > 0)
-            .map(|t| result.terms[t].clone())
-            .collect()
-    };
     if !complete && exact.is_none() {
+        let matched = |action: usize| -> Vec<String> {
+            (0..wanted)
+                .filter(|&t| per_term[t][action] > 0)
+                .map(|t| result.terms[t].clone())
+                .collect()
+        };
         result.suggestions = ranked(scored, matched);
         return result;
     }
@@ -248,7 +297,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
             None => scored.push((exact, EXACT)),
         }
     }
-    result.results = ranked(scored, matched);
+    result.results = ranked(scored, |_| Vec::new());
     result
 }
 
@@ -267,6 +316,13 @@ fn ranked(mut scored: Vec<(usize, f64)>, matched: impl Fn(usize) -> Vec<String>)
             matched_terms: matched(action),
         })
         .collect()
+}
+
+/// An action about several things: a list, or a plural in its name (get_ai_characters,
+/// set_group_kick_members).
+fn returns_many(action: usize) -> bool {
+    NAME_WORDS.get(action).any(|part| part == "list")
+        || ACTIONS[action].name.split('_').any(request::is_plural)
 }
 
 /// Per action: how many pairs of neighbouring query words (`group msg`) are neighbouring
@@ -331,17 +387,18 @@ struct Intent {
 }
 
 impl Intent {
-    fn of(terms: &[Term], reads: bool) -> Intent {
+    fn of(query: &query::Query) -> Intent {
         // A question reads, whatever its words (`who is muted`, `can it send voice`).
-        if reads {
+        if query.asks.reads {
             return Intent {
                 read: true,
                 write: false,
             };
         }
         let mut bits = 0;
-        for term in terms {
-            if let Some(i) = term.token {
+        // The story around a request (`他发了条语音，…，帮我转成文字`) does not say what to do.
+        for (t, term) in query.terms.iter().enumerate() {
+            if let (Some(i), false) = (term.token, query.is_context(t)) {
                 bits |= TOKEN_INTENTS[i];
             }
         }

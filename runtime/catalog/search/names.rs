@@ -4,17 +4,23 @@
 //! are name parts, words no token is) are compared with the parts of the kept actions only.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
+use super::super::ACTIONS;
 use super::super::generated::search_index::{
     GENERIC_PART_MASKS, NAME_WORDS, SYNONYM_GROUPS, SYNONYM_WORDS, TOKEN_NAME_MASKS,
 };
 use super::ACTION_COUNT;
 use super::query::{self, Term, TermKind};
+use super::request;
 
 /// Per action: how many terms name a part of its name, and which parts the query covers.
 pub struct NameMatches<'a> {
     named_terms: [u8; ACTION_COUNT],
     covered: [u16; ACTION_COUNT],
+    /// Actions with a plural name part whose singular the query wrote (`kick member` against
+    /// set_group_kick_members): the stem matched, but the query asks about one.
+    plural_for_singular: [bool; ACTION_COUNT],
     /// Words that cover parts but have no masks (compared per kept action).
     loose_words: Vec<Cow<'a, str>>,
 }
@@ -26,7 +32,15 @@ impl<'a> NameMatches<'a> {
         let mut named_terms = [0u8; ACTION_COUNT];
         let mut covered = [0u16; ACTION_COUNT];
         let mut loose_words: Vec<Cow<'a, str>> = Vec::new();
+        let mut plural_for_singular = [false; ACTION_COUNT];
         for term in terms {
+            for (singular, actions) in plural_name_parts() {
+                if *singular == term.text {
+                    for &action in actions {
+                        plural_for_singular[action] = true;
+                    }
+                }
+            }
             match &term.kind {
                 TermKind::Word(key) => match term.token {
                     Some(i) => {
@@ -54,6 +68,7 @@ impl<'a> NameMatches<'a> {
         NameMatches {
             named_terms,
             covered,
+            plural_for_singular,
             loose_words,
         }
     }
@@ -62,6 +77,11 @@ impl<'a> NameMatches<'a> {
     /// is a part).
     pub fn named_terms(&self, action: usize) -> usize {
         usize::from(self.named_terms[action])
+    }
+
+    /// The query wrote in the singular what the action's name has in the plural.
+    pub fn plural_for_singular(&self, action: usize) -> bool {
+        self.plural_for_singular[action]
     }
 
     /// The share of the action's name parts that the query names (0.0 to 1.0). The generic
@@ -85,6 +105,26 @@ impl<'a> NameMatches<'a> {
         let counted = (all & !GENERIC_PART_MASKS[action]) | covered;
         f64::from(covered.count_ones()) / f64::from(counted.count_ones())
     }
+}
+
+/// The plural parts of action names (`members` in set_group_kick_members) by their
+/// singular, with the actions named so. NAME_WORDS holds stems, which lose the plural, so
+/// this is read from the names once.
+fn plural_name_parts() -> &'static [(&'static str, Vec<usize>)] {
+    static PARTS: OnceLock<Vec<(&'static str, Vec<usize>)>> = OnceLock::new();
+    PARTS.get_or_init(|| {
+        let mut parts: Vec<(&'static str, Vec<usize>)> = Vec::new();
+        for (action, meta) in ACTIONS.iter().enumerate() {
+            for part in meta.name.split('_').filter(|part| request::is_plural(part)) {
+                let singular = &part[..part.len() - 1];
+                match parts.iter_mut().find(|(known, _)| *known == singular) {
+                    Some((_, actions)) => actions.push(action),
+                    None => parts.push((singular, vec![action])),
+                }
+            }
+        }
+        parts
+    })
 }
 
 /// The other words of the term's synonym groups (none when it has no group).

@@ -17,6 +17,7 @@ use super::super::generated::search_index::{
     STEM_WORDS, STEMS, STOPWORDS, TOKEN_HITS, TOKENS,
 };
 use super::homophones;
+use super::request::{self, Asks};
 use crate::catalog::facade::Strs;
 
 /// One term of the AND.
@@ -49,109 +50,113 @@ pub struct Query {
     pub ignored: Vec<String>,
     /// Misspelled words and what they were read as (`grup -> group`).
     pub corrected: Vec<String>,
-    /// The query asks to read something: it is a question (`who is muted`, `能发图片吗`), asks
-    /// to look (`看`, `查一下`), or names a state (`muted members`).
-    pub reads: bool,
+    /// The catalog words inside the query's file names and addresses (`qun.qq.com`): they
+    /// hint at the action the value is for, but stay out of the AND.
+    pub hints: Vec<Term>,
+    /// The terms of the clause that asks, when the query has several clauses and one asks
+    /// (see [`Query::is_context`]).
+    pub ask: Option<std::ops::Range<usize>>,
+    /// What kind of answer the query wants.
+    pub asks: Asks,
 }
 
-/// Words that ask to read wherever they stand: question words, and the verbs of looking
-/// that are stop words (so no intent of the spec's can name them).
-const READING_WORDS: [&str; 24] = [
-    "看",
-    "看看",
-    "看一下",
-    "查一下",
-    "告诉我",
-    "who",
-    "what",
-    "which",
-    "whether",
-    "when",
-    "where",
-    "谁",
-    "是谁",
-    "什么",
-    "哪个",
-    "哪些",
-    "多少",
-    "几",
-    "吗",
-    "是否",
-    "是不是",
-    "能不能",
-    "可不可以",
-    "有没有",
-];
-/// Words that make a query a question when they open it (`is the bot online`).
-const QUESTION_OPENERS: [&str; 6] = ["is", "are", "can", "does", "do", "did"];
+impl Query {
+    /// Whether term `t` only tells the story around the request: it stands outside the
+    /// clause that asks.
+    pub fn is_context(&self, t: usize) -> bool {
+        self.ask.as_ref().is_some_and(|ask| !ask.contains(&t))
+    }
+}
 
 pub fn analyze(query: &str) -> Query {
     let mut out = Query::default();
-    let (outside, quoted) = unquoted(query);
-    out.ignored.extend(quoted);
-    for run in runs(&outside.to_lowercase()) {
-        match run {
-            Run::Ascii(text) => ascii_run(text, &mut out),
-            Run::Cjk(text) => cjk_run(text, &mut out),
+    let values = request::values(query);
+    let names = &values.pieces[values.pieces.len() - values.names..];
+    for word in names
+        .iter()
+        .flat_map(|name| name.split(|c: char| !c.is_ascii_alphanumeric()))
+    {
+        let hint = term(word, normalize(word));
+        if hint.token.is_some() && !is_stopword(word) {
+            out.hints.push(hint);
         }
     }
-    let opener = query.split_whitespace().next().map(str::to_lowercase);
-    out.reads = out
-        .ignored
-        .iter()
-        .any(|w| READING_WORDS.contains(&w.as_str()))
-        || opener.is_some_and(|w| QUESTION_OPENERS.contains(&w.as_str()))
-        || query
-            .split(|c: char| !c.is_ascii_alphabetic())
-            .any(names_a_state);
+    let carried = values.pieces.len();
+    out.ignored.extend(values.pieces);
+    let lower = values.rest.to_lowercase();
+    let clauses = request::clauses(&lower);
+    let asking = request::asking_clause(&clauses);
+    // A clause that says what not to do names the wrong action: its words are left out,
+    // unless nothing else is asked.
+    let mut negated = Vec::new();
+    for (i, clause) in clauses.iter().enumerate() {
+        if clauses.len() > 1 && request::is_negated(clause) {
+            let mut apart = Query::default();
+            clause_terms(clause, &mut apart);
+            negated.push(apart);
+            continue;
+        }
+        let first = out.terms.len();
+        clause_terms(clause, &mut out);
+        if asking == Some(i) && out.terms.len() > first {
+            out.ask = Some(first..out.terms.len());
+        }
+    }
+    let keep_negated = out.terms.is_empty();
+    for apart in negated {
+        out.corrected.extend(apart.corrected);
+        out.ignored.extend(apart.ignored);
+        if keep_negated {
+            out.terms.extend(apart.terms);
+        } else {
+            out.ignored.extend(apart.terms.into_iter().map(|t| t.text));
+        }
+    }
+    // What the query asks is read outside its values: a quoted `"blocked"` is a value.
+    out.asks = request::asks(&out.ignored[carried..], &out.terms, &values.rest, &clauses);
     out
 }
 
-/// Quotation marks that hold what the action is given, not what it does (`rename the group
-/// to "Weekend Raid"`, `发一句"在吗"`). Single quotes are left alone: `bot's`.
-const QUOTES: [(char, char); 4] = [('"', '"'), ('“', '”'), ('「', '」'), ('『', '』')];
-
-/// The query without its quoted text, and the quoted pieces (lower case, for `ignored`). A
-/// query that is nothing but quoted text keeps it: then the quotes are only punctuation.
-fn unquoted(query: &str) -> (Cow<'_, str>, Vec<String>) {
-    let mut outside = String::with_capacity(query.len());
-    let mut quoted = Vec::new();
-    let mut rest = query;
-    while let Some((at, open)) = rest
-        .char_indices()
-        .find_map(|(at, c)| QUOTES.iter().find(|(open, _)| *open == c).map(|&q| (at, q)))
-    {
-        let inner = &rest[at + open.0.len_utf8()..];
-        let Some(end) = inner.find(open.1) else {
-            break;
-        };
-        outside.push_str(&rest[..at]);
-        outside.push(' ');
-        let piece = inner[..end].trim();
-        if !piece.is_empty() {
-            quoted.push(piece.to_lowercase());
+/// English particles that make a phrasal verb (`check in`, `sign up`).
+const PARTICLES: [&str; 7] = ["in", "up", "out", "on", "off", "back", "down"];
+/// The terms of one clause, in order.
+fn clause_terms(clause: &str, out: &mut Query) {
+    let mut runs = runs(clause).into_iter().peekable();
+    while let Some(run) = runs.next() {
+        match run {
+            Run::Ascii(text) => match runs.peek() {
+                // A verb and its particle written apart (`check in`), or a hyphenated word
+                // (`one-way`), are the one catalog word they spell together.
+                Some(Run::Ascii(next))
+                    if hyphen_follows(clause, text)
+                        || (PARTICLES.contains(next) && !is_stopword(text)) =>
+                {
+                    let joined = format!("{text}{next}");
+                    if is_catalog_word(&joined) {
+                        runs.next();
+                        ascii_word(&joined, out);
+                    } else {
+                        ascii_run(text, out);
+                    }
+                }
+                _ => ascii_run(text, out),
+            },
+            Run::Cjk(text) => cjk_run(text, out),
         }
-        rest = &inner[end + open.1.len_utf8()..];
     }
-    if quoted.is_empty() {
-        return (Cow::Borrowed(query), quoted);
-    }
-    outside.push_str(rest);
-    if !outside.chars().any(|c| c.is_alphanumeric()) {
-        return (Cow::Borrowed(query), Vec::new());
-    }
-    (Cow::Owned(outside), quoted)
 }
 
-/// A past participle (`muted members`, `blocked friends`, `logged in`) names a state, which
-/// the query wants to see; an imperative never ends in -ed. Words in -eed (`speed`) are not
-/// participles.
-fn names_a_state(word: &str) -> bool {
-    let ends_with = |suffix: &str| {
-        word.len() >= suffix.len()
-            && word.as_bytes()[word.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
-    };
-    word.len() >= 5 && ends_with("ed") && !ends_with("eed")
+/// Whether a hyphen follows `run`, a slice of `clause` (`one-way`).
+fn hyphen_follows(clause: &str, run: &str) -> bool {
+    let end = run.as_ptr() as usize - clause.as_ptr() as usize + run.len();
+    clause[end..].starts_with('-')
+}
+
+/// Whether the catalog writes the word (`checkin`), looked up without running the stemmer:
+/// a word the catalog writes has its stem in [`STEMS`].
+fn is_catalog_word(word: &str) -> bool {
+    let key = STEM_WORDS.position(word).map_or(word, |i| STEMS.get(i));
+    TOKENS.position(key).is_some()
 }
 
 /// The token index's entry for a normalized word.
@@ -220,7 +225,12 @@ fn ascii_word(word: &str, out: &mut Query) {
     // A number (a QQ or group id, a count) or a lone letter (`bot's`) is never indexed, so
     // as a term it would only empty the results.
     let bare = word.len() == 1 || word.bytes().all(|b| b.is_ascii_digit());
-    if bare || is_stopword(word) {
+    // Letters and digits mixed (`8f3kq2`, `3a9f`) are an id or a hash, unless the catalog
+    // knows the word (`base64`).
+    let id = word.bytes().any(|b| b.is_ascii_digit())
+        && word.bytes().any(|b| b.is_ascii_alphabetic())
+        && TOKENS.position(word).is_none();
+    if bare || id || is_stopword(word) {
         out.ignored.push(word.to_string());
         return;
     }
@@ -270,6 +280,10 @@ fn word_term(text: &str, key: String, token: Option<usize>) -> Term {
 /// Before that, text the cut could not place is checked for sound-alike typos (`撤会` for
 /// 撤回); when one is fixed (and reported), the fixed run is cut instead.
 fn cjk_run(text: &str, out: &mut Query) {
+    if let Some((asked, marker)) = request::a_not_a(text) {
+        out.ignored.push(marker);
+        return cjk_run(&asked, out);
+    }
     let pieces = cut(text);
     if pieces.iter().any(|p| matches!(p.kind, Piece::Unknown)) {
         let spans: Vec<(usize, bool)> = pieces
@@ -498,8 +512,8 @@ fn correction(word: &str, known: bool, in_fragment: bool) -> Option<&'static str
         _ if in_fragment && word.len() < 7 => 1,
         8.. => 2,
         5.. => 1,
-        4 => 0,
-        _ => return None,
+        // Short words: a swap, or a letter left out inside (`grup`, `kik`).
+        _ => 0,
     };
     nearest(word, &NAME_PARTS, limit).or_else(|| nearest(word, &SPELLING, limit))
 }
