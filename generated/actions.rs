@@ -205,7 +205,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message"],
-        contract: (29542u32, 36448u32),
+        contract: (29542u32, 36580u32),
         check: super::params::check_send_msg,
     },
     ActionMeta {
@@ -218,7 +218,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id", "message"],
-        contract: (36450u32, 41522u32),
+        contract: (36582u32, 41654u32),
         check: super::params::check_send_private_msg,
     },
     ActionMeta {
@@ -231,7 +231,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (41524u32, 43930u32),
+        contract: (41656u32, 44062u32),
         check: super::params::check_delete_friend,
     },
     ActionMeta {
@@ -244,7 +244,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (43932u32, 45868u32),
+        contract: (44064u32, 46000u32),
         check: super::params::check_get_friend_list,
     },
     ActionMeta {
@@ -257,7 +257,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (45870u32, 49144u32),
+        contract: (46002u32, 49276u32),
         check: super::params::check_get_stranger_info,
     },
     ActionMeta {
@@ -270,7 +270,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (49146u32, 58925u32),
+        contract: (49278u32, 59057u32),
         check: super::params::check_get_group_honor_info,
     },
     ActionMeta {
@@ -283,7 +283,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (58927u32, 62076u32),
+        contract: (59059u32, 62208u32),
         check: super::params::check_get_group_info,
     },
     ActionMeta {
@@ -296,7 +296,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (62078u32, 64756u32),
+        contract: (62210u32, 64888u32),
         check: super::params::check_get_group_list,
     },
     ActionMeta {
@@ -309,7 +309,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (64758u32, 70258u32),
+        contract: (64890u32, 70390u32),
         check: super::params::check_get_group_member_info,
     },
     ActionMeta {
@@ -322,7 +322,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (70260u32, 74932u32),
+        contract: (70392u32, 75064u32),
         check: super::params::check_get_group_member_list,
     },
     ActionMeta {
@@ -335,7 +335,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (74934u32, 78181u32),
+        contract: (75066u32, 78313u32),
         check: super::params::check_get_group_system_msg,
     },
     ActionMeta {
@@ -348,7 +348,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (78183u32, 80658u32),
+        contract: (78315u32, 80790u32),
         check: super::params::check_set_group_add_option,
     },
     ActionMeta {
@@ -361,7 +361,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (80660u32, 83477u32),
+        contract: (80792u32, 83609u32),
         check: super::params::check_set_group_admin,
     },
     ActionMeta {
@@ -374,7 +374,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (83479u32, 84831u32),
+        contract: (83611u32, 84963u32),
         check: super::params::check_set_group_anonymous,
     },
     ActionMeta {
@@ -387,7 +387,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (84833u32, 86210u32),
+        contract: (84965u32, 86342u32),
         check: super::params::check_set_group_anonymous_ban,
     },
     ActionMeta {
@@ -400,7 +400,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (86212u32, 89706u32),
+        contract: (86344u32, 89838u32),
         check: super::params::check_set_group_ban,
     },
     ActionMeta {
@@ -413,7 +413,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (89708u32, 92749u32),
+        contract: (89840u32, 92881u32),
         check: super::params::check_set_group_card,
     },
     ActionMeta {
@@ -426,7 +426,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (92751u32, 96180u32),
+        contract: (92883u32, 96312u32),
         check: super::params::check_set_group_kick,
     },
     ActionMeta {
@@ -439,7 +439,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (96182u32, 99261u32),
+        contract: (96314u32, 99393u32),
         check: super::params::check_set_group_kick_members,
     },
     ActionMeta {
@@ -452,7 +452,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (99263u32, 101055u32),
+        contract: (99395u32, 101187u32),
         check: super::params::check_set_group_leave,
     },
     ActionMeta {
@@ -465,7 +465,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (101057u32, 103128u32),
+        contract: (101189u32, 103260u32),
         check: super::params::check_set_group_name,
     },
     ActionMeta {
@@ -478,7 +478,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (103130u32, 105749u32),
+        contract: (103262u32, 105881u32),
         check: super::params::check_set_group_portrait,
     },
     ActionMeta {
@@ -491,7 +491,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (105751u32, 107531u32),
+        contract: (105883u32, 107663u32),
         check: super::params::check_set_group_search,
     },
     ActionMeta {
@@ -504,7 +504,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (107533u32, 110375u32),
+        contract: (107665u32, 110507u32),
         check: super::params::check_set_group_special_title,
     },
     ActionMeta {
@@ -517,7 +517,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (110377u32, 112760u32),
+        contract: (110509u32, 112892u32),
         check: super::params::check_set_group_whole_ban,
     },
     ActionMeta {
@@ -530,7 +530,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "name"],
-        contract: (112762u32, 115137u32),
+        contract: (112894u32, 115269u32),
         check: super::params::check_create_group_file_folder,
     },
     ActionMeta {
@@ -543,7 +543,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (115139u32, 117175u32),
+        contract: (115271u32, 117307u32),
         check: super::params::check_delete_group_file,
     },
     ActionMeta {
@@ -556,7 +556,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (117177u32, 119153u32),
+        contract: (117309u32, 119285u32),
         check: super::params::check_delete_group_file_folder,
     },
     ActionMeta {
@@ -569,7 +569,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (119155u32, 122157u32),
+        contract: (119287u32, 122289u32),
         check: super::params::check_get_group_file_url,
     },
     ActionMeta {
@@ -582,7 +582,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (122159u32, 129271u32),
+        contract: (122291u32, 129403u32),
         check: super::params::check_get_group_files_by_folder,
     },
     ActionMeta {
@@ -595,7 +595,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (129273u32, 135237u32),
+        contract: (129405u32, 135369u32),
         check: super::params::check_get_group_root_files,
     },
     ActionMeta {
@@ -608,7 +608,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file_id"],
-        contract: (135239u32, 138409u32),
+        contract: (135371u32, 138541u32),
         check: super::params::check_get_private_file_url,
     },
     ActionMeta {
@@ -621,7 +621,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "parent_directory", "target_directory"],
-        contract: (138411u32, 141408u32),
+        contract: (138543u32, 141540u32),
         check: super::params::check_move_group_file,
     },
     ActionMeta {
@@ -634,7 +634,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "new_name"],
-        contract: (141410u32, 144605u32),
+        contract: (141542u32, 144737u32),
         check: super::params::check_rename_group_file,
     },
     ActionMeta {
@@ -647,7 +647,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (144607u32, 147889u32),
+        contract: (144739u32, 148021u32),
         check: super::params::check_rename_group_file_folder,
     },
     ActionMeta {
@@ -662,7 +662,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (147891u32, 153851u32),
+        contract: (148023u32, 153983u32),
         check: super::params::check_upload_group_file,
     },
     ActionMeta {
@@ -677,7 +677,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id", "file"],
-        contract: (153853u32, 158279u32),
+        contract: (153985u32, 158411u32),
         check: super::params::check_upload_private_file,
     },
     ActionMeta {
@@ -690,7 +690,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (158281u32, 160821u32),
+        contract: (158413u32, 160953u32),
         check: super::params::check_set_friend_add_request,
     },
     ActionMeta {
@@ -703,7 +703,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (160823u32, 165231u32),
+        contract: (160955u32, 165363u32),
         check: super::params::check_set_group_add_request,
     },
     ActionMeta {
@@ -716,7 +716,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (165233u32, 166452u32),
+        contract: (165365u32, 166584u32),
         check: super::params::check_dot_get_word_slices,
     },
     ActionMeta {
@@ -729,7 +729,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (166454u32, 169390u32),
+        contract: (166586u32, 169522u32),
         check: super::params::check_under_del_group_notice,
     },
     ActionMeta {
@@ -742,7 +742,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (169392u32, 173702u32),
+        contract: (169524u32, 173834u32),
         check: super::params::check_under_get_group_notice,
     },
     ActionMeta {
@@ -755,7 +755,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (173704u32, 176032u32),
+        contract: (173836u32, 176164u32),
         check: super::params::check_under_get_model_show,
     },
     ActionMeta {
@@ -768,7 +768,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (176034u32, 177502u32),
+        contract: (176166u32, 177634u32),
         check: super::params::check_under_mark_all_as_read,
     },
     ActionMeta {
@@ -781,7 +781,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "content"],
-        contract: (177504u32, 181889u32),
+        contract: (177636u32, 182021u32),
         check: super::params::check_under_send_group_notice,
     },
     ActionMeta {
@@ -794,7 +794,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (181891u32, 183106u32),
+        contract: (182023u32, 183238u32),
         check: super::params::check_under_set_model_show,
     },
     ActionMeta {
@@ -807,7 +807,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (183108u32, 185591u32),
+        contract: (183240u32, 185723u32),
         check: super::params::check_add_custom_face,
     },
     ActionMeta {
@@ -822,7 +822,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (185593u32, 187215u32),
+        contract: (185725u32, 187347u32),
         check: super::params::check_bot_exit,
     },
     ActionMeta {
@@ -835,7 +835,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (187217u32, 189763u32),
+        contract: (187349u32, 189895u32),
         check: super::params::check_cancel_group_todo,
     },
     ActionMeta {
@@ -848,7 +848,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (189765u32, 191242u32),
+        contract: (189897u32, 191374u32),
         check: super::params::check_check_url_safely,
     },
     ActionMeta {
@@ -861,7 +861,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (191244u32, 192317u32),
+        contract: (191376u32, 192449u32),
         check: super::params::check_clean_cache,
     },
     ActionMeta {
@@ -874,7 +874,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "bot_appid", "msg_seq", "button_id"],
-        contract: (192319u32, 197230u32),
+        contract: (192451u32, 197362u32),
         check: super::params::check_click_inline_keyboard_button,
     },
     ActionMeta {
@@ -887,7 +887,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (197232u32, 199789u32),
+        contract: (197364u32, 199921u32),
         check: super::params::check_complete_group_todo,
     },
     ActionMeta {
@@ -900,7 +900,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (199791u32, 200957u32),
+        contract: (199923u32, 201089u32),
         check: super::params::check_create_collection,
     },
     ActionMeta {
@@ -913,7 +913,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["files"],
-        contract: (200959u32, 204987u32),
+        contract: (201091u32, 205119u32),
         check: super::params::check_create_flash_task,
     },
     ActionMeta {
@@ -926,7 +926,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (204989u32, 206788u32),
+        contract: (205121u32, 206920u32),
         check: super::params::check_delete_custom_face,
     },
     ActionMeta {
@@ -939,7 +939,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (206790u32, 208927u32),
+        contract: (206922u32, 209059u32),
         check: super::params::check_delete_essence_msg,
     },
     ActionMeta {
@@ -952,7 +952,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (208929u32, 210604u32),
+        contract: (209061u32, 210736u32),
         check: super::params::check_delete_flash_file,
     },
     ActionMeta {
@@ -965,7 +965,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (210606u32, 212822u32),
+        contract: (210738u32, 212954u32),
         check: super::params::check_delete_group_folder,
     },
     ActionMeta {
@@ -980,7 +980,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (212824u32, 217855u32),
+        contract: (212956u32, 217987u32),
         check: super::params::check_download_file,
     },
     ActionMeta {
@@ -993,7 +993,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (217857u32, 221432u32),
+        contract: (217989u32, 221564u32),
         check: super::params::check_download_fileset,
     },
     ActionMeta {
@@ -1006,7 +1006,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (221434u32, 224071u32),
+        contract: (221566u32, 224203u32),
         check: super::params::check_fetch_custom_face,
     },
     ActionMeta {
@@ -1019,7 +1019,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emojiId"],
-        contract: (224073u32, 229912u32),
+        contract: (224205u32, 230044u32),
         check: super::params::check_fetch_emoji_like,
     },
     ActionMeta {
@@ -1032,7 +1032,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (229914u32, 233224u32),
+        contract: (230046u32, 233356u32),
         check: super::params::check_fetch_ptt_text,
     },
     ActionMeta {
@@ -1045,7 +1045,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message_id", "user_id"],
-        contract: (233226u32, 236156u32),
+        contract: (233358u32, 236288u32),
         check: super::params::check_forward_friend_single_msg,
     },
     ActionMeta {
@@ -1058,7 +1058,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message_id", "group_id"],
-        contract: (236158u32, 239116u32),
+        contract: (236290u32, 239248u32),
         check: super::params::check_forward_group_single_msg,
     },
     ActionMeta {
@@ -1071,7 +1071,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (239118u32, 241045u32),
+        contract: (239250u32, 241177u32),
         check: super::params::check_friend_poke,
     },
     ActionMeta {
@@ -1084,7 +1084,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (241047u32, 244320u32),
+        contract: (241179u32, 244452u32),
         check: super::params::check_get_ai_characters,
     },
     ActionMeta {
@@ -1097,7 +1097,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (244322u32, 247553u32),
+        contract: (244454u32, 247685u32),
         check: super::params::check_get_ai_record,
     },
     ActionMeta {
@@ -1110,7 +1110,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (247555u32, 249553u32),
+        contract: (247687u32, 249685u32),
         check: super::params::check_get_clientkey,
     },
     ActionMeta {
@@ -1123,7 +1123,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (249555u32, 250743u32),
+        contract: (249687u32, 250875u32),
         check: super::params::check_get_collection_list,
     },
     ActionMeta {
@@ -1136,7 +1136,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (250745u32, 252990u32),
+        contract: (250877u32, 253122u32),
         check: super::params::check_get_cookies,
     },
     ActionMeta {
@@ -1149,7 +1149,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (252992u32, 255477u32),
+        contract: (253124u32, 255609u32),
         check: super::params::check_get_credentials,
     },
     ActionMeta {
@@ -1162,7 +1162,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (255479u32, 256865u32),
+        contract: (255611u32, 256997u32),
         check: super::params::check_get_csrf_token,
     },
     ActionMeta {
@@ -1175,7 +1175,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (256867u32, 259665u32),
+        contract: (256999u32, 259797u32),
         check: super::params::check_get_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1188,7 +1188,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (259667u32, 263122u32),
+        contract: (259799u32, 263254u32),
         check: super::params::check_get_emoji_likes,
     },
     ActionMeta {
@@ -1201,7 +1201,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (263124u32, 267249u32),
+        contract: (263256u32, 267381u32),
         check: super::params::check_get_essence_msg_list,
     },
     ActionMeta {
@@ -1214,7 +1214,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (267251u32, 270664u32),
+        contract: (267383u32, 270796u32),
         check: super::params::check_get_file,
     },
     ActionMeta {
@@ -1227,7 +1227,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["share_code"],
-        contract: (270666u32, 273192u32),
+        contract: (270798u32, 273324u32),
         check: super::params::check_get_fileset_id,
     },
     ActionMeta {
@@ -1240,7 +1240,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (273194u32, 276656u32),
+        contract: (273326u32, 276788u32),
         check: super::params::check_get_fileset_info,
     },
     ActionMeta {
@@ -1253,7 +1253,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (276658u32, 279408u32),
+        contract: (276790u32, 279540u32),
         check: super::params::check_get_flash_file_list,
     },
     ActionMeta {
@@ -1266,7 +1266,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (279410u32, 282479u32),
+        contract: (279542u32, 282611u32),
         check: super::params::check_get_flash_file_url,
     },
     ActionMeta {
@@ -1279,7 +1279,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (282481u32, 290720u32),
+        contract: (282613u32, 290852u32),
         check: super::params::check_get_forward_msg,
     },
     ActionMeta {
@@ -1292,7 +1292,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (290722u32, 296533u32),
+        contract: (290854u32, 296665u32),
         check: super::params::check_get_friend_msg_history,
     },
     ActionMeta {
@@ -1305,7 +1305,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (296535u32, 298306u32),
+        contract: (296667u32, 298438u32),
         check: super::params::check_get_friends_with_category,
     },
     ActionMeta {
@@ -1318,7 +1318,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (298308u32, 300483u32),
+        contract: (298440u32, 300615u32),
         check: super::params::check_get_group_at_all_remain,
     },
     ActionMeta {
@@ -1331,7 +1331,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (300485u32, 303228u32),
+        contract: (300617u32, 303360u32),
         check: super::params::check_get_group_detail_info,
     },
     ActionMeta {
@@ -1344,7 +1344,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (303230u32, 305812u32),
+        contract: (303362u32, 305944u32),
         check: super::params::check_get_group_file_system_info,
     },
     ActionMeta {
@@ -1357,7 +1357,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (305814u32, 308609u32),
+        contract: (305946u32, 308741u32),
         check: super::params::check_get_group_ignore_add_request,
     },
     ActionMeta {
@@ -1370,7 +1370,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (308611u32, 311810u32),
+        contract: (308743u32, 311942u32),
         check: super::params::check_get_group_ignored_notifies,
     },
     ActionMeta {
@@ -1383,7 +1383,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (311812u32, 314533u32),
+        contract: (311944u32, 314665u32),
         check: super::params::check_get_group_info_ex,
     },
     ActionMeta {
@@ -1396,7 +1396,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (314535u32, 320216u32),
+        contract: (314667u32, 320348u32),
         check: super::params::check_get_group_msg_history,
     },
     ActionMeta {
@@ -1409,7 +1409,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (320218u32, 322610u32),
+        contract: (320350u32, 322742u32),
         check: super::params::check_get_group_shut_list,
     },
     ActionMeta {
@@ -1422,7 +1422,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (322612u32, 325124u32),
+        contract: (322744u32, 325256u32),
         check: super::params::check_get_group_signed_list,
     },
     ActionMeta {
@@ -1435,7 +1435,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (325126u32, 328203u32),
+        contract: (325258u32, 328335u32),
         check: super::params::check_get_image,
     },
     ActionMeta {
@@ -1448,7 +1448,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (328205u32, 334511u32),
+        contract: (328337u32, 334643u32),
         check: super::params::check_get_mini_app_ark,
     },
     ActionMeta {
@@ -1461,7 +1461,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (334513u32, 335979u32),
+        contract: (334645u32, 336111u32),
         check: super::params::check_get_online_clients,
     },
     ActionMeta {
@@ -1474,7 +1474,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (335981u32, 341331u32),
+        contract: (336113u32, 341463u32),
         check: super::params::check_get_profile_like,
     },
     ActionMeta {
@@ -1487,7 +1487,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (341333u32, 343145u32),
+        contract: (341465u32, 343277u32),
         check: super::params::check_get_recent_contact,
     },
     ActionMeta {
@@ -1500,7 +1500,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (343147u32, 348058u32),
+        contract: (343279u32, 348190u32),
         check: super::params::check_get_record,
     },
     ActionMeta {
@@ -1513,7 +1513,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (348060u32, 350302u32),
+        contract: (348192u32, 350434u32),
         check: super::params::check_get_rkey,
     },
     ActionMeta {
@@ -1526,7 +1526,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (350304u32, 352533u32),
+        contract: (350436u32, 352665u32),
         check: super::params::check_get_rkey_server,
     },
     ActionMeta {
@@ -1539,7 +1539,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (352535u32, 354470u32),
+        contract: (352667u32, 354602u32),
         check: super::params::check_get_share_link,
     },
     ActionMeta {
@@ -1552,7 +1552,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (354472u32, 356908u32),
+        contract: (354604u32, 357040u32),
         check: super::params::check_get_unidirectional_friend_list,
     },
     ActionMeta {
@@ -1565,7 +1565,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (356910u32, 358915u32),
+        contract: (357042u32, 359047u32),
         check: super::params::check_group_poke,
     },
     ActionMeta {
@@ -1578,7 +1578,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (358917u32, 361294u32),
+        contract: (359049u32, 361426u32),
         check: super::params::check_list_filesets,
     },
     ActionMeta {
@@ -1591,7 +1591,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (361296u32, 363989u32),
+        contract: (361428u32, 364121u32),
         check: super::params::check_mark_group_msg_as_read,
     },
     ActionMeta {
@@ -1604,7 +1604,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (363991u32, 366867u32),
+        contract: (364123u32, 367106u32),
         check: super::params::check_mark_msg_as_read,
     },
     ActionMeta {
@@ -1617,7 +1617,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (366869u32, 369861u32),
+        contract: (367108u32, 370100u32),
         check: super::params::check_mark_private_msg_as_read,
     },
     ActionMeta {
@@ -1630,7 +1630,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (369863u32, 372027u32),
+        contract: (370102u32, 372266u32),
         check: super::params::check_modify_custom_face,
     },
     ActionMeta {
@@ -1643,7 +1643,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (372029u32, 373863u32),
+        contract: (372268u32, 374102u32),
         check: super::params::check_move_custom_face_to_front,
     },
     ActionMeta {
@@ -1656,7 +1656,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (373865u32, 375171u32),
+        contract: (374104u32, 375410u32),
         check: super::params::check_nc_get_packet_status,
     },
     ActionMeta {
@@ -1669,7 +1669,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (375173u32, 377577u32),
+        contract: (375412u32, 377816u32),
         check: super::params::check_nc_get_user_status,
     },
     ActionMeta {
@@ -1682,7 +1682,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["image"],
-        contract: (377579u32, 381961u32),
+        contract: (377818u32, 382200u32),
         check: super::params::check_ocr_image,
     },
     ActionMeta {
@@ -1695,7 +1695,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id", "new_name"],
-        contract: (381963u32, 383983u32),
+        contract: (382202u32, 384222u32),
         check: super::params::check_rename_flash_file,
     },
     ActionMeta {
@@ -1708,7 +1708,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["db_path"],
-        contract: (383985u32, 386620u32),
+        contract: (384224u32, 386859u32),
         check: super::params::check_request_decrypt_key,
     },
     ActionMeta {
@@ -1721,7 +1721,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (386622u32, 390381u32),
+        contract: (386861u32, 390620u32),
         check: super::params::check_send_ark_share,
     },
     ActionMeta {
@@ -1734,7 +1734,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (390383u32, 393874u32),
+        contract: (390622u32, 394099u32),
         check: super::params::check_send_flash_msg,
     },
     ActionMeta {
@@ -1747,7 +1747,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (393876u32, 405963u32),
+        contract: (394101u32, 406188u32),
         check: super::params::check_send_forward_msg,
     },
     ActionMeta {
@@ -1760,7 +1760,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (405965u32, 409534u32),
+        contract: (406190u32, 409759u32),
         check: super::params::check_send_group_ai_record,
     },
     ActionMeta {
@@ -1773,7 +1773,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (409536u32, 411786u32),
+        contract: (409761u32, 412011u32),
         check: super::params::check_send_group_ark_share,
     },
     ActionMeta {
@@ -1786,7 +1786,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (411788u32, 421472u32),
+        contract: (412013u32, 421697u32),
         check: super::params::check_send_group_forward_msg,
     },
     ActionMeta {
@@ -1799,7 +1799,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (421474u32, 423623u32),
+        contract: (421699u32, 423848u32),
         check: super::params::check_send_like,
     },
     ActionMeta {
@@ -1814,7 +1814,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["cmd"],
-        contract: (423625u32, 427201u32),
+        contract: (423850u32, 427426u32),
         check: super::params::check_send_packet,
     },
     ActionMeta {
@@ -1827,7 +1827,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (427203u32, 429212u32),
+        contract: (427428u32, 429530u32),
         check: super::params::check_send_poke,
     },
     ActionMeta {
@@ -1840,7 +1840,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (429214u32, 439031u32),
+        contract: (429532u32, 439349u32),
         check: super::params::check_send_private_forward_msg,
     },
     ActionMeta {
@@ -1853,7 +1853,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["face_id"],
-        contract: (439033u32, 441540u32),
+        contract: (439351u32, 441858u32),
         check: super::params::check_set_diy_online_status,
     },
     ActionMeta {
@@ -1866,7 +1866,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (441542u32, 444069u32),
+        contract: (441860u32, 444387u32),
         check: super::params::check_set_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1879,7 +1879,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (444071u32, 446066u32),
+        contract: (444389u32, 446384u32),
         check: super::params::check_set_essence_msg,
     },
     ActionMeta {
@@ -1892,7 +1892,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id", "remark"],
-        contract: (446068u32, 447780u32),
+        contract: (446386u32, 448098u32),
         check: super::params::check_set_friend_remark,
     },
     ActionMeta {
@@ -1905,7 +1905,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "code"],
-        contract: (447782u32, 451238u32),
+        contract: (448100u32, 451556u32),
         check: super::params::check_set_group_reaction,
     },
     ActionMeta {
@@ -1918,7 +1918,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "remark"],
-        contract: (451240u32, 453045u32),
+        contract: (451558u32, 453363u32),
         check: super::params::check_set_group_remark,
     },
     ActionMeta {
@@ -1931,7 +1931,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (453047u32, 455768u32),
+        contract: (453365u32, 456086u32),
         check: super::params::check_set_group_robot_add_option,
     },
     ActionMeta {
@@ -1944,7 +1944,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (455770u32, 457610u32),
+        contract: (456088u32, 457928u32),
         check: super::params::check_set_group_sign,
     },
     ActionMeta {
@@ -1957,7 +1957,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (457612u32, 459992u32),
+        contract: (457930u32, 460310u32),
         check: super::params::check_set_group_todo,
     },
     ActionMeta {
@@ -1970,7 +1970,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (459994u32, 462365u32),
+        contract: (460312u32, 462683u32),
         check: super::params::check_set_input_status,
     },
     ActionMeta {
@@ -1983,7 +1983,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (462367u32, 465084u32),
+        contract: (462685u32, 465402u32),
         check: super::params::check_set_msg_emoji_like,
     },
     ActionMeta {
@@ -1996,7 +1996,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["status"],
-        contract: (465086u32, 467688u32),
+        contract: (465404u32, 468006u32),
         check: super::params::check_set_online_status,
     },
     ActionMeta {
@@ -2009,7 +2009,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (467690u32, 469839u32),
+        contract: (468008u32, 470157u32),
         check: super::params::check_set_qq_avatar,
     },
     ActionMeta {
@@ -2022,7 +2022,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (469841u32, 471767u32),
+        contract: (470159u32, 472085u32),
         check: super::params::check_set_qq_profile,
     },
     ActionMeta {
@@ -2035,7 +2035,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (471769u32, 473008u32),
+        contract: (472087u32, 473326u32),
         check: super::params::check_set_restart,
     },
     ActionMeta {
@@ -2048,7 +2048,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (473010u32, 475390u32),
+        contract: (473328u32, 475708u32),
         check: super::params::check_set_self_longnick,
     },
     ActionMeta {
@@ -2061,7 +2061,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (475392u32, 477584u32),
+        contract: (475710u32, 477902u32),
         check: super::params::check_share_group_ex,
     },
     ActionMeta {
@@ -2074,7 +2074,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (477586u32, 481285u32),
+        contract: (477904u32, 481603u32),
         check: super::params::check_share_peer,
     },
     ActionMeta {
@@ -2087,7 +2087,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (481287u32, 483731u32),
+        contract: (481605u32, 484049u32),
         check: super::params::check_trans_group_file,
     },
     ActionMeta {
@@ -2100,7 +2100,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["words"],
-        contract: (483733u32, 485824u32),
+        contract: (484051u32, 486142u32),
         check: super::params::check_translate_en2zh,
     },
     ActionMeta {
@@ -2113,7 +2113,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (485826u32, 493948u32),
+        contract: (486144u32, 494266u32),
         check: super::params::check_upload_forward_msg,
     },
     ActionMeta {
@@ -2126,7 +2126,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (493950u32, 501359u32),
+        contract: (494268u32, 501677u32),
         check: super::params::check_upload_foward_msg,
     },
     ActionMeta {
@@ -2139,7 +2139,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (501361u32, 504695u32),
+        contract: (501679u32, 505013u32),
         check: super::params::check_cancel_group_album_media_like,
     },
     ActionMeta {
@@ -2152,7 +2152,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc"],
-        contract: (504697u32, 507369u32),
+        contract: (505015u32, 507687u32),
         check: super::params::check_del_group_album_media,
     },
     ActionMeta {
@@ -2165,7 +2165,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc", "content"],
-        contract: (507371u32, 511559u32),
+        contract: (507689u32, 511877u32),
         check: super::params::check_do_group_album_comment,
     },
     ActionMeta {
@@ -2178,7 +2178,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (511561u32, 514298u32),
+        contract: (511879u32, 514616u32),
         check: super::params::check_get_group_album_list,
     },
     ActionMeta {
@@ -2191,7 +2191,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id"],
-        contract: (514300u32, 521261u32),
+        contract: (514618u32, 521579u32),
         check: super::params::check_get_group_album_media_list,
     },
     ActionMeta {
@@ -2204,7 +2204,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (521263u32, 524292u32),
+        contract: (521581u32, 524610u32),
         check: super::params::check_get_qun_album_list,
     },
     ActionMeta {
@@ -2217,7 +2217,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (524294u32, 527724u32),
+        contract: (524612u32, 528042u32),
         check: super::params::check_set_group_album_media_like,
     },
     ActionMeta {
@@ -2230,7 +2230,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "album_name", "file"],
-        contract: (527726u32, 531504u32),
+        contract: (528044u32, 531822u32),
         check: super::params::check_upload_image_to_qun_album,
     },
     ActionMeta {
@@ -2243,7 +2243,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid", "content"],
-        contract: (531506u32, 535241u32),
+        contract: (531824u32, 535559u32),
         check: super::params::check_comment_qzone,
     },
     ActionMeta {
@@ -2256,7 +2256,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (535243u32, 536852u32),
+        contract: (535561u32, 537170u32),
         check: super::params::check_delete_qzone_msg,
     },
     ActionMeta {
@@ -2269,7 +2269,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (536854u32, 540909u32),
+        contract: (537172u32, 541227u32),
         check: super::params::check_get_qzone_feeds,
     },
     ActionMeta {
@@ -2282,7 +2282,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (540911u32, 545595u32),
+        contract: (541229u32, 545913u32),
         check: super::params::check_get_qzone_msg_list,
     },
     ActionMeta {
@@ -2295,7 +2295,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (545597u32, 548263u32),
+        contract: (545915u32, 548581u32),
         check: super::params::check_like_qzone,
     },
     ActionMeta {
@@ -2308,7 +2308,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["content"],
-        contract: (548265u32, 553416u32),
+        contract: (548583u32, 553734u32),
         check: super::params::check_send_qzone_msg,
     },
     ActionMeta {
@@ -2321,7 +2321,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (553418u32, 556012u32),
+        contract: (553736u32, 556330u32),
         check: super::params::check_unlike_qzone,
     },
     ActionMeta {
@@ -2336,7 +2336,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (556014u32, 558248u32),
+        contract: (556332u32, 558566u32),
         check: super::params::check_clean_stream_temp_file,
     },
     ActionMeta {
@@ -2349,7 +2349,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (558250u32, 565591u32),
+        contract: (558568u32, 565909u32),
         check: super::params::check_download_file_image_stream,
     },
     ActionMeta {
@@ -2362,7 +2362,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (565593u32, 573031u32),
+        contract: (565911u32, 573349u32),
         check: super::params::check_download_file_record_stream,
     },
     ActionMeta {
@@ -2375,7 +2375,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (573033u32, 582313u32),
+        contract: (573351u32, 582631u32),
         check: super::params::check_download_file_stream,
     },
     ActionMeta {
@@ -2388,7 +2388,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Frames,
         required: &[],
-        contract: (582315u32, 586340u32),
+        contract: (582633u32, 586658u32),
         check: super::params::check_test_download_stream,
     },
     ActionMeta {
@@ -2401,7 +2401,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Upload,
         required: &["stream_id"],
-        contract: (586342u32, 600994u32),
+        contract: (586660u32, 601312u32),
         check: super::params::check_upload_file_stream,
     },
 ];

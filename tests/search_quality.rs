@@ -94,13 +94,13 @@ fn every_result_matches_every_term() {
     }
 }
 
-/// Floors a little under the development set's measurement (top-1 96.4%, top-3 99.3%).
-const DEVELOPMENT_TOP1: f64 = 0.95;
+/// Floors a little under the development set's measurement (top-1 97.1%, top-3 99.3%).
+const DEVELOPMENT_TOP1: f64 = 0.96;
 const DEVELOPMENT_TOP3: f64 = 0.98;
-/// Floors under the held-out set's measurement (top-1 91.6%, top-3 100%). The target
+/// Floors under the held-out set's measurement (top-1 93.7%, top-3 100%). The target
 /// is top-1 95% and top-3 99%; the measured figure is what README reports, and these only
 /// catch a regression.
-const HELD_OUT_SET_TOP1: f64 = 0.89;
+const HELD_OUT_SET_TOP1: f64 = 0.91;
 const HELD_OUT_SET_TOP3: f64 = 0.98;
 
 #[test]
@@ -489,6 +489,21 @@ fn the_clause_that_asks_decides_and_a_negated_clause_is_left_out() {
             .terms
             .contains(&"合并".to_string())
     );
+    // Nothing matches every term: the asking clause's terms pick the suggestions, so the
+    // story's many words (机器人 群 发 message) do not crowd out the request.
+    let found = search::keywords("刚才机器人在群里发错了一条，message_id 是 -12345，帮我撤回");
+    assert!(found.results.is_empty());
+    assert_eq!(names(&found.suggestions)[0], "delete_msg");
+}
+
+/// A query about someone else (他, someone) prefers the action that takes a user to the one
+/// about the bot itself; a possessive noun phrase with no deed (我收藏的表情包) asks to see.
+#[test]
+fn who_and_what_the_query_is_about_lean_the_ranking() {
+    assert_eq!(first_answer("他现在在线吗"), "nc_get_user_status");
+    assert_eq!(first_answer("机器人在线吗"), "get_status");
+    assert_eq!(first_answer("我收藏的表情包"), "fetch_custom_face");
+    assert!(!ACTIONS[search::keywords("收藏表情").results[0].action].read_only);
 }
 
 /// An English question word asks when it opens a clause or follows a verb of finding out,

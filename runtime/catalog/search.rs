@@ -26,6 +26,7 @@ mod homophones;
 mod names;
 mod query;
 mod request;
+mod spelling;
 
 use super::generated::search_index::{
     ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_SUBSTRING, CJK_TEXT, IDF, NAME_WORDS,
@@ -403,7 +404,9 @@ impl Intent {
             }
         }
         Intent {
-            read: bits & 1 != 0,
+            // A phrase naming something (`我收藏的表情包`, `my friends`) and no deed asks to
+            // see it.
+            read: bits & 1 != 0 || (query.asks.names_a_thing && bits & 2 == 0),
             write: bits & 2 != 0,
         }
     }

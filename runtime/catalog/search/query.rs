@@ -13,12 +13,12 @@ use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use super::super::generated::search_index::{
-    CJK_FREQS, CJK_SUBWORDS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES, SPELLING,
+    CJK_FREQS, CJK_SUBWORDS, CJK_TEXT, CJK_TOTAL, CJK_WORDS, NAME_PARTS, NAME_SEQUENCES,
     STEM_WORDS, STEMS, STOPWORDS, TOKEN_HITS, TOKENS,
 };
 use super::homophones;
 use super::request::{self, Asks};
-use crate::catalog::facade::Strs;
+use super::spelling::correction;
 
 /// One term of the AND.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,7 +113,8 @@ pub fn analyze(query: &str) -> Query {
         }
     }
     // What the query asks is read outside its values: a quoted `"blocked"` is a value.
-    out.asks = request::asks(&out.ignored[carried..], &out.terms, &values.rest, &clauses);
+    let words = out.terms.iter().map(|t| t.text.as_str());
+    out.asks = request::asks(&out.ignored[carried..], words, &values.rest, &clauses);
     out
 }
 
@@ -498,59 +499,6 @@ fn run_together(word: &str) -> Option<Vec<String>> {
     names_contain(&parts).then_some(parts)
 }
 
-/// The catalog word a misspelled word most likely means: the nearest by edit distance
-/// (an adjacent swap counts once), name parts tried before other words. `None` for known
-/// words. A word on its own must be five letters or more for one edit and eight for two; a
-/// four-letter word may only have two letters swapped (`sned`) or one left out inside it
-/// (`grup`), so ordinary short words (`find`, `lock`) are not bent into catalog words. A part
-/// of a name fragment (`get_grup_list`) may be three letters.
-fn correction(word: &str, known: bool, in_fragment: bool) -> Option<&'static str> {
-    if known || word.len() < 3 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
-        return None;
-    }
-    let limit = match word.len() {
-        _ if in_fragment && word.len() < 7 => 1,
-        8.. => 2,
-        5.. => 1,
-        // Short words: a swap, or a letter left out inside (`grup`, `kik`).
-        _ => 0,
-    };
-    nearest(word, &NAME_PARTS, limit).or_else(|| nearest(word, &SPELLING, limit))
-}
-
-/// The nearest word within `limit` edits; at limit 0, only a swap of two adjacent letters or
-/// one letter left out.
-fn nearest(word: &str, vocabulary: &Strs, limit: usize) -> Option<&'static str> {
-    let narrow = limit == 0;
-    let limit = limit.max(1);
-    let first = word.as_bytes()[0];
-    // A letter left out inside the word: one added at either end turns short words into
-    // other words (`lock`, `block`; `mode`, `model`).
-    let narrow_edit = |c: &str| {
-        let inside = c.len() == word.len() + 1
-            && c.as_bytes()[0] == first
-            && c.as_bytes().last() == word.as_bytes().last();
-        (c.len() == word.len() && same_letters(word, c)) || inside
-    };
-    vocabulary
-        .iter()
-        .filter(|c| c.len().abs_diff(word.len()) <= limit && c.len() >= 3)
-        .filter(|c| c.bytes().all(|b| b.is_ascii_alphabetic()))
-        .filter(|c| !narrow || narrow_edit(c))
-        .map(|c| (strsim::osa_distance(word, c), c))
-        .filter(|(distance, _)| *distance <= limit)
-        .min_by_key(|(distance, c)| (*distance, c.as_bytes()[0] != first))
-        .map(|(_, c)| c)
-}
-
-fn same_letters(a: &str, b: &str) -> bool {
-    let mut a = a.as_bytes().to_vec();
-    let mut b = b.as_bytes().to_vec();
-    a.sort_unstable();
-    b.sort_unstable();
-    a == b
-}
-
 enum Run<'a> {
     Ascii(&'a str),
     Cjk(&'a str),
@@ -608,5 +556,85 @@ mod tests {
             .filter(|(word, pieces)| pieces.as_slice() != [*word])
             .collect();
         assert!(split.is_empty(), "{split:?}");
+    }
+
+    /// Quoted text is what the action is given: its question words, opener and participles
+    /// ask for nothing.
+    #[test]
+    fn a_read_is_told_outside_the_quotes() {
+        let reads = |asks: &Asks| asks.reads;
+        let questions = [
+            "who is blocked",
+            "is the bot online",
+            "blocked friends",
+            "谁被禁言了",
+        ];
+        assert_each_asks(&questions, reads, true);
+        let quoted = [
+            "send \"who is blocked\" to the group",
+            "\"is it done\" send to my friend",
+            "set the group name to \"Blocked Friends\"",
+            "给好友发一句「谁在吗」",
+        ];
+        assert_each_asks(&quoted, reads, false);
+    }
+
+    /// What `analyze` tells of each query, by `what`, is `expected`.
+    fn assert_each_asks(queries: &[&str], what: impl Fn(&Asks) -> bool, expected: bool) {
+        for query in queries {
+            assert_eq!(what(&analyze(query).asks), expected, "{query}");
+        }
+    }
+
+    /// `can you …` asks for a deed; `can it …` asks a question.
+    #[test]
+    fn can_you_is_a_request_and_can_it_a_question() {
+        assert!(!analyze("can you send hello to the group").asks.reads);
+        assert!(!analyze("Could you mute him").asks.reads);
+        assert!(analyze("can it send images").asks.reads);
+    }
+
+    /// A plural or a word for many asks about several things; a count does not.
+    #[test]
+    fn several_things_are_told_from_plurals_and_words_for_many() {
+        let many = |asks: &Asks| asks.many;
+        let several = [
+            "群成员们",
+            "哪些群",
+            "这几个人",
+            "kick these spammers",
+            "muted members",
+        ];
+        assert_each_asks(&several, many, true);
+        let counts_or_one = [
+            "how many members",
+            "群里有几个人",
+            "member status",
+            "群成员多少人",
+        ];
+        assert_each_asks(&counts_or_one, many, false);
+    }
+
+    #[test]
+    fn another_person_is_told_from_the_words_for_one() {
+        let person = |asks: &Asks| asks.person;
+        assert_each_asks(
+            &["他现在在线吗", "is someone online", "对方的资料"],
+            person,
+            true,
+        );
+        assert_each_asks(&["bot online status"], person, false);
+    }
+
+    /// An A-not-A question (`在不在线`) reads, and its word (`在线`) stays a term.
+    #[test]
+    fn an_a_not_a_question_reads_and_keeps_its_word() {
+        let found = analyze("查他在不在线");
+        assert!(found.asks.reads);
+        assert!(
+            found.terms.iter().any(|t| t.text == "在线"),
+            "{:?}",
+            found.terms
+        );
     }
 }

@@ -7,8 +7,6 @@
 
 use std::borrow::Cow;
 
-use super::query::Term;
-
 /// Quotation marks that hold what the action is given, not what it does (`rename the group
 /// to "Weekend Raid"`, `发一句"在吗"`). Single quotes are left alone: `bot's`.
 const QUOTES: [(char, char); 4] = [('"', '"'), ('“', '”'), ('「', '」'), ('『', '』')];
@@ -225,6 +223,9 @@ pub struct Asks {
     /// Something about another person (`someone`, `他`, `对方`): an action that takes a user
     /// fits better than one about the bot itself.
     pub person: bool,
+    /// A phrase that names something with a possessive or an attribute (`my friends`,
+    /// `我收藏的表情包`); with no deed in the query, it asks to see the thing.
+    pub names_a_thing: bool,
 }
 
 const READ: u8 = 1;
@@ -303,11 +304,16 @@ const QUESTION_OPENERS: [&str; 7] = ["is", "are", "can", "could", "does", "do", 
 
 /// What the query wants (see [`Asks`]), from its stop words in query order (values left
 /// out), its terms, the text it asks with and its clauses.
-pub fn asks(stop_words: &[String], terms: &[Term], rest: &str, clauses: &[&str]) -> Asks {
+pub fn asks<'a>(
+    stop_words: &[String],
+    terms: impl Iterator<Item = &'a str>,
+    rest: &str,
+    clauses: &[&str],
+) -> Asks {
     let mut asks = Asks::default();
     for term in terms {
-        let role = role(&term.text);
-        asks.many |= role & MANY != 0 || is_plural(&term.text);
+        let role = role(term);
+        asks.many |= role & MANY != 0 || is_plural(term);
         asks.person |= role & PERSON != 0;
     }
     let mut count = false;
@@ -316,6 +322,7 @@ pub fn asks(stop_words: &[String], terms: &[Term], rest: &str, clauses: &[&str])
         let word = word.as_str();
         let role = role(word);
         asks.reads |= role & READ != 0 || is_a_not_a(word);
+        asks.names_a_thing |= matches!(word, "的" | "my");
         asks.person |= role & PERSON != 0;
         asks.many |= role & MANY != 0;
         count |= role & COUNT != 0;
@@ -403,7 +410,6 @@ pub fn is_plural(word: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::query::analyze;
     use super::*;
 
     #[test]
@@ -416,60 +422,8 @@ mod tests {
         assert_eq!(role("禁言"), 0);
     }
 
-    /// Quoted text is what the action is given: its question words, opener and participles
-    /// ask for nothing.
     #[test]
-    fn a_read_is_told_outside_the_quotes() {
-        for query in [
-            "who is blocked",
-            "is the bot online",
-            "blocked friends",
-            "谁被禁言了",
-        ] {
-            assert!(analyze(query).asks.reads, "{query}");
-        }
-        for query in [
-            "send \"who is blocked\" to the group",
-            "\"is it done\" send to my friend",
-            "set the group name to \"Blocked Friends\"",
-            "给好友发一句「谁在吗」",
-        ] {
-            assert!(!analyze(query).asks.reads, "{query}");
-        }
-    }
-
-    /// A plural or a word for many asks about several things; a count does not.
-    #[test]
-    fn several_things_are_told_from_plurals_and_words_for_many() {
-        for query in [
-            "群成员们",
-            "哪些群",
-            "这几个人",
-            "kick these spammers",
-            "muted members",
-        ] {
-            assert!(analyze(query).asks.many, "{query}");
-        }
-        for query in [
-            "how many members",
-            "群里有几个人",
-            "member status",
-            "群成员多少人",
-        ] {
-            assert!(!analyze(query).asks.many, "{query}");
-        }
-    }
-
-    #[test]
-    fn another_person_is_told_from_the_words_for_one() {
-        for query in ["他现在在线吗", "is someone online", "对方的资料"] {
-            assert!(analyze(query).asks.person, "{query}");
-        }
-        assert!(!analyze("bot online status").asks.person);
-    }
-
-    #[test]
-    fn an_a_not_a_question_reads_and_keeps_its_word() {
+    fn an_a_not_a_question_is_found_and_taken_out() {
         assert_eq!(
             a_not_a("他在不在线"),
             Some(("他在线".to_string(), "在不在".to_string()))
@@ -479,13 +433,7 @@ mod tests {
             Some(("有人".to_string(), "有没有".to_string()))
         );
         assert_eq!(a_not_a("他不在群里"), None);
-        let found = analyze("查他在不在线");
-        assert!(found.asks.reads);
-        assert!(
-            found.terms.iter().any(|t| t.text == "在线"),
-            "{:?}",
-            found.terms
-        );
+        assert!(is_a_not_a("在不在") && !is_a_not_a("不在"));
     }
 
     #[test]
