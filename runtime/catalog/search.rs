@@ -205,7 +205,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
     let mut asked = [0usize; ACTION_COUNT];
     let mut scores = [0.0f64; ACTION_COUNT];
     for (t, hits) in per_term.iter().enumerate() {
-        let idf = IDF[hits.iter().filter(|w| **w > 0).count()];
+        let idf = idf(hits);
         let context = analysis.is_context(t);
         let share = if context { CONTEXT_SHARE } else { 1.0 };
         for (action, weight) in hits.iter().enumerate() {
@@ -220,7 +220,7 @@ pub fn keywords(text: &str) -> KeywordSearch {
     // their weight) but never decide which do.
     for hint in &analysis.hints {
         let hits = term_hits(hint);
-        let idf = IDF[hits.iter().filter(|w| **w > 0).count()];
+        let idf = idf(&hits);
         for (action, weight) in hits.iter().enumerate() {
             if *weight > 0 && counts[action] > 0 {
                 scores[action] += HINT_SHARE * f64::from(*weight) * idf;
@@ -319,11 +319,15 @@ fn ranked(mut scored: Vec<(usize, f64)>, matched: impl Fn(usize) -> Vec<String>)
         .collect()
 }
 
+/// How rare a term is, from its hits: the IDF of the number of actions it matches.
+fn idf(hits: &Hits) -> f64 {
+    IDF[hits.iter().filter(|w| **w > 0).count()]
+}
+
 /// An action about several things: a list, or a plural in its name (get_ai_characters,
 /// set_group_kick_members).
 fn returns_many(action: usize) -> bool {
-    NAME_WORDS.get(action).any(|part| part == "list")
-        || ACTIONS[action].name.split('_').any(request::is_plural)
+    NAME_WORDS.get(action).any(|part| part == "list") || names::named_in_plural(action)
 }
 
 /// Per action: how many pairs of neighbouring query words (`group msg`) are neighbouring

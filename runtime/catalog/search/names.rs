@@ -127,6 +127,13 @@ fn plural_name_parts() -> &'static [(&'static str, Vec<usize>)] {
     })
 }
 
+/// Whether the action's name has a plural part (set_group_kick_members).
+pub fn named_in_plural(action: usize) -> bool {
+    plural_name_parts()
+        .iter()
+        .any(|(_, actions)| actions.contains(&action))
+}
+
 /// The other words of the term's synonym groups (none when it has no group).
 pub fn synonyms(term: &str) -> impl Iterator<Item = &'static str> + use<> {
     let group = SYNONYM_WORDS.position(term);

@@ -55,7 +55,7 @@ pub struct Query {
     pub hints: Vec<Term>,
     /// The terms of the clause that asks, when the query has several clauses and one asks
     /// (see [`Query::is_context`]).
-    pub ask: Option<std::ops::Range<usize>>,
+    pub asking_terms: Option<std::ops::Range<usize>>,
     /// What kind of answer the query wants.
     pub asks: Asks,
 }
@@ -64,7 +64,9 @@ impl Query {
     /// Whether term `t` only tells the story around the request: it stands outside the
     /// clause that asks.
     pub fn is_context(&self, t: usize) -> bool {
-        self.ask.as_ref().is_some_and(|ask| !ask.contains(&t))
+        self.asking_terms
+            .as_ref()
+            .is_some_and(|asking| !asking.contains(&t))
     }
 }
 
@@ -99,7 +101,7 @@ pub fn analyze(query: &str) -> Query {
         let first = out.terms.len();
         clause_terms(clause, &mut out);
         if asking == Some(i) && out.terms.len() > first {
-            out.ask = Some(first..out.terms.len());
+            out.asking_terms = Some(first..out.terms.len());
         }
     }
     let keep_negated = out.terms.is_empty();

@@ -192,7 +192,7 @@ pub fn a_not_a(text: &str) -> Option<(String, String)> {
         let [(at, a), (_, not), (end, again)] = *w else {
             return None;
         };
-        if a != again || !matches!(not, '不' | '没') || a == not {
+        if !is_a_not_a_triple(a, not, again) {
             return None;
         }
         let asked = format!("{}{}", &text[..at], &text[end..]);
@@ -208,7 +208,12 @@ fn is_a_not_a(word: &str) -> bool {
     else {
         return false;
     };
-    a == again && matches!(not, '不' | '没')
+    is_a_not_a_triple(a, not, again)
+}
+
+/// A, then 不 or 没, then A again (A itself not 不 or 没).
+fn is_a_not_a_triple(a: char, not: char, again: char) -> bool {
+    a == again && a != not && matches!(not, '不' | '没')
 }
 
 /// What kind of answer a query wants, beyond its terms.
@@ -291,8 +296,9 @@ const ROLES: [(&str, u8); 49] = [
 ];
 
 fn role(word: &str) -> u8 {
-    // A scan: most words differ in length from every entry, which costs one comparison each;
-    // a binary search compares bytes at every step (measured 3x slower here).
+    // A scan: most words differ in length from every entry, which costs one comparison each.
+    // A binary search compares bytes at every step: in the profile of `mute someone in a
+    // group` it took 12 % of the query, the scan about 4 %.
     ROLES
         .iter()
         .find(|(known, _)| *known == word)
