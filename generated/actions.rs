@@ -439,7 +439,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (96314u32, 99393u32),
+        contract: (96314u32, 99421u32),
         check: super::params::check_set_group_kick_members,
     },
     ActionMeta {
@@ -452,7 +452,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (99395u32, 101187u32),
+        contract: (99423u32, 101215u32),
         check: super::params::check_set_group_leave,
     },
     ActionMeta {
@@ -465,7 +465,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (101189u32, 103260u32),
+        contract: (101217u32, 103288u32),
         check: super::params::check_set_group_name,
     },
     ActionMeta {
@@ -478,7 +478,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (103262u32, 105881u32),
+        contract: (103290u32, 105909u32),
         check: super::params::check_set_group_portrait,
     },
     ActionMeta {
@@ -491,7 +491,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (105883u32, 107663u32),
+        contract: (105911u32, 107691u32),
         check: super::params::check_set_group_search,
     },
     ActionMeta {
@@ -504,7 +504,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (107665u32, 110507u32),
+        contract: (107693u32, 110535u32),
         check: super::params::check_set_group_special_title,
     },
     ActionMeta {
@@ -517,7 +517,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (110509u32, 112892u32),
+        contract: (110537u32, 112965u32),
         check: super::params::check_set_group_whole_ban,
     },
     ActionMeta {
@@ -530,7 +530,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "name"],
-        contract: (112894u32, 115269u32),
+        contract: (112967u32, 115342u32),
         check: super::params::check_create_group_file_folder,
     },
     ActionMeta {
@@ -543,7 +543,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (115271u32, 117307u32),
+        contract: (115344u32, 117380u32),
         check: super::params::check_delete_group_file,
     },
     ActionMeta {
@@ -556,7 +556,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (117309u32, 119285u32),
+        contract: (117382u32, 119358u32),
         check: super::params::check_delete_group_file_folder,
     },
     ActionMeta {
@@ -569,7 +569,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (119287u32, 122289u32),
+        contract: (119360u32, 122362u32),
         check: super::params::check_get_group_file_url,
     },
     ActionMeta {
@@ -582,7 +582,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (122291u32, 129403u32),
+        contract: (122364u32, 129476u32),
         check: super::params::check_get_group_files_by_folder,
     },
     ActionMeta {
@@ -595,7 +595,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (129405u32, 135369u32),
+        contract: (129478u32, 135442u32),
         check: super::params::check_get_group_root_files,
     },
     ActionMeta {
@@ -608,7 +608,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file_id"],
-        contract: (135371u32, 138541u32),
+        contract: (135444u32, 138614u32),
         check: super::params::check_get_private_file_url,
     },
     ActionMeta {
@@ -621,7 +621,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "parent_directory", "target_directory"],
-        contract: (138543u32, 141540u32),
+        contract: (138616u32, 141613u32),
         check: super::params::check_move_group_file,
     },
     ActionMeta {
@@ -634,7 +634,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id", "new_name"],
-        contract: (141542u32, 144737u32),
+        contract: (141615u32, 144844u32),
         check: super::params::check_rename_group_file,
     },
     ActionMeta {
@@ -647,7 +647,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (144739u32, 148021u32),
+        contract: (144846u32, 148128u32),
         check: super::params::check_rename_group_file_folder,
     },
     ActionMeta {
@@ -662,7 +662,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file"],
-        contract: (148023u32, 153983u32),
+        contract: (148130u32, 154122u32),
         check: super::params::check_upload_group_file,
     },
     ActionMeta {
@@ -677,7 +677,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id", "file"],
-        contract: (153985u32, 158411u32),
+        contract: (154124u32, 158623u32),
         check: super::params::check_upload_private_file,
     },
     ActionMeta {
@@ -690,7 +690,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (158413u32, 160953u32),
+        contract: (158625u32, 161165u32),
         check: super::params::check_set_friend_add_request,
     },
     ActionMeta {
@@ -703,7 +703,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (160955u32, 165363u32),
+        contract: (161167u32, 165575u32),
         check: super::params::check_set_group_add_request,
     },
     ActionMeta {
@@ -716,7 +716,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (165365u32, 166584u32),
+        contract: (165577u32, 166796u32),
         check: super::params::check_dot_get_word_slices,
     },
     ActionMeta {
@@ -729,7 +729,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (166586u32, 169522u32),
+        contract: (166798u32, 169734u32),
         check: super::params::check_under_del_group_notice,
     },
     ActionMeta {
@@ -742,7 +742,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (169524u32, 173834u32),
+        contract: (169736u32, 174046u32),
         check: super::params::check_under_get_group_notice,
     },
     ActionMeta {
@@ -755,7 +755,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (173836u32, 176164u32),
+        contract: (174048u32, 176376u32),
         check: super::params::check_under_get_model_show,
     },
     ActionMeta {
@@ -768,7 +768,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (176166u32, 177634u32),
+        contract: (176378u32, 177846u32),
         check: super::params::check_under_mark_all_as_read,
     },
     ActionMeta {
@@ -781,7 +781,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "content"],
-        contract: (177636u32, 182021u32),
+        contract: (177848u32, 182233u32),
         check: super::params::check_under_send_group_notice,
     },
     ActionMeta {
@@ -794,7 +794,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (182023u32, 183238u32),
+        contract: (182235u32, 183450u32),
         check: super::params::check_under_set_model_show,
     },
     ActionMeta {
@@ -807,7 +807,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (183240u32, 185723u32),
+        contract: (183452u32, 185935u32),
         check: super::params::check_add_custom_face,
     },
     ActionMeta {
@@ -822,7 +822,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (185725u32, 187347u32),
+        contract: (185937u32, 187559u32),
         check: super::params::check_bot_exit,
     },
     ActionMeta {
@@ -835,7 +835,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (187349u32, 189895u32),
+        contract: (187561u32, 190107u32),
         check: super::params::check_cancel_group_todo,
     },
     ActionMeta {
@@ -848,7 +848,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (189897u32, 191374u32),
+        contract: (190109u32, 191586u32),
         check: super::params::check_check_url_safely,
     },
     ActionMeta {
@@ -861,7 +861,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (191376u32, 192449u32),
+        contract: (191588u32, 192661u32),
         check: super::params::check_clean_cache,
     },
     ActionMeta {
@@ -874,7 +874,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "bot_appid", "msg_seq", "button_id"],
-        contract: (192451u32, 197362u32),
+        contract: (192663u32, 197574u32),
         check: super::params::check_click_inline_keyboard_button,
     },
     ActionMeta {
@@ -887,7 +887,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (197364u32, 199921u32),
+        contract: (197576u32, 200133u32),
         check: super::params::check_complete_group_todo,
     },
     ActionMeta {
@@ -900,7 +900,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (199923u32, 201089u32),
+        contract: (200135u32, 201301u32),
         check: super::params::check_create_collection,
     },
     ActionMeta {
@@ -913,7 +913,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["files"],
-        contract: (201091u32, 205119u32),
+        contract: (201303u32, 205331u32),
         check: super::params::check_create_flash_task,
     },
     ActionMeta {
@@ -926,7 +926,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (205121u32, 206920u32),
+        contract: (205333u32, 207132u32),
         check: super::params::check_delete_custom_face,
     },
     ActionMeta {
@@ -939,7 +939,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (206922u32, 209059u32),
+        contract: (207134u32, 209302u32),
         check: super::params::check_delete_essence_msg,
     },
     ActionMeta {
@@ -952,7 +952,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (209061u32, 210736u32),
+        contract: (209304u32, 210979u32),
         check: super::params::check_delete_flash_file,
     },
     ActionMeta {
@@ -965,7 +965,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "folder_id"],
-        contract: (210738u32, 212954u32),
+        contract: (210981u32, 213197u32),
         check: super::params::check_delete_group_folder,
     },
     ActionMeta {
@@ -980,7 +980,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (212956u32, 217987u32),
+        contract: (213199u32, 218230u32),
         check: super::params::check_download_file,
     },
     ActionMeta {
@@ -993,7 +993,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (217989u32, 221564u32),
+        contract: (218232u32, 221807u32),
         check: super::params::check_download_fileset,
     },
     ActionMeta {
@@ -1006,7 +1006,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (221566u32, 224203u32),
+        contract: (221809u32, 224446u32),
         check: super::params::check_fetch_custom_face,
     },
     ActionMeta {
@@ -1019,7 +1019,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emojiId"],
-        contract: (224205u32, 230044u32),
+        contract: (224448u32, 230287u32),
         check: super::params::check_fetch_emoji_like,
     },
     ActionMeta {
@@ -1032,7 +1032,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (230046u32, 233356u32),
+        contract: (230289u32, 233599u32),
         check: super::params::check_fetch_ptt_text,
     },
     ActionMeta {
@@ -1045,7 +1045,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message_id", "user_id"],
-        contract: (233358u32, 236288u32),
+        contract: (233601u32, 236531u32),
         check: super::params::check_forward_friend_single_msg,
     },
     ActionMeta {
@@ -1058,7 +1058,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["message_id", "group_id"],
-        contract: (236290u32, 239248u32),
+        contract: (236533u32, 239545u32),
         check: super::params::check_forward_group_single_msg,
     },
     ActionMeta {
@@ -1071,7 +1071,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (239250u32, 241177u32),
+        contract: (239547u32, 241474u32),
         check: super::params::check_friend_poke,
     },
     ActionMeta {
@@ -1084,7 +1084,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (241179u32, 244452u32),
+        contract: (241476u32, 244749u32),
         check: super::params::check_get_ai_characters,
     },
     ActionMeta {
@@ -1097,7 +1097,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (244454u32, 247685u32),
+        contract: (244751u32, 247982u32),
         check: super::params::check_get_ai_record,
     },
     ActionMeta {
@@ -1110,7 +1110,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (247687u32, 249685u32),
+        contract: (247984u32, 249982u32),
         check: super::params::check_get_clientkey,
     },
     ActionMeta {
@@ -1123,7 +1123,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (249687u32, 250875u32),
+        contract: (249984u32, 251172u32),
         check: super::params::check_get_collection_list,
     },
     ActionMeta {
@@ -1136,7 +1136,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (250877u32, 253122u32),
+        contract: (251174u32, 253419u32),
         check: super::params::check_get_cookies,
     },
     ActionMeta {
@@ -1149,7 +1149,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (253124u32, 255609u32),
+        contract: (253421u32, 255906u32),
         check: super::params::check_get_credentials,
     },
     ActionMeta {
@@ -1162,7 +1162,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (255611u32, 256997u32),
+        contract: (255908u32, 257294u32),
         check: super::params::check_get_csrf_token,
     },
     ActionMeta {
@@ -1175,7 +1175,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (256999u32, 259797u32),
+        contract: (257296u32, 260094u32),
         check: super::params::check_get_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1188,7 +1188,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (259799u32, 263254u32),
+        contract: (260096u32, 263551u32),
         check: super::params::check_get_emoji_likes,
     },
     ActionMeta {
@@ -1201,7 +1201,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (263256u32, 267381u32),
+        contract: (263553u32, 267678u32),
         check: super::params::check_get_essence_msg_list,
     },
     ActionMeta {
@@ -1214,7 +1214,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (267383u32, 270796u32),
+        contract: (267680u32, 271093u32),
         check: super::params::check_get_file,
     },
     ActionMeta {
@@ -1227,7 +1227,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["share_code"],
-        contract: (270798u32, 273324u32),
+        contract: (271095u32, 273621u32),
         check: super::params::check_get_fileset_id,
     },
     ActionMeta {
@@ -1240,7 +1240,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (273326u32, 276788u32),
+        contract: (273623u32, 277085u32),
         check: super::params::check_get_fileset_info,
     },
     ActionMeta {
@@ -1253,7 +1253,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (276790u32, 279540u32),
+        contract: (277087u32, 279837u32),
         check: super::params::check_get_flash_file_list,
     },
     ActionMeta {
@@ -1266,7 +1266,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (279542u32, 282611u32),
+        contract: (279839u32, 282908u32),
         check: super::params::check_get_flash_file_url,
     },
     ActionMeta {
@@ -1279,7 +1279,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (282613u32, 290852u32),
+        contract: (282910u32, 291149u32),
         check: super::params::check_get_forward_msg,
     },
     ActionMeta {
@@ -1292,7 +1292,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (290854u32, 296665u32),
+        contract: (291151u32, 296962u32),
         check: super::params::check_get_friend_msg_history,
     },
     ActionMeta {
@@ -1305,7 +1305,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (296667u32, 298438u32),
+        contract: (296964u32, 298735u32),
         check: super::params::check_get_friends_with_category,
     },
     ActionMeta {
@@ -1318,7 +1318,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (298440u32, 300615u32),
+        contract: (298737u32, 300912u32),
         check: super::params::check_get_group_at_all_remain,
     },
     ActionMeta {
@@ -1331,7 +1331,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (300617u32, 303360u32),
+        contract: (300914u32, 303657u32),
         check: super::params::check_get_group_detail_info,
     },
     ActionMeta {
@@ -1344,7 +1344,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (303362u32, 305944u32),
+        contract: (303659u32, 306241u32),
         check: super::params::check_get_group_file_system_info,
     },
     ActionMeta {
@@ -1357,7 +1357,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (305946u32, 308741u32),
+        contract: (306243u32, 309038u32),
         check: super::params::check_get_group_ignore_add_request,
     },
     ActionMeta {
@@ -1370,7 +1370,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (308743u32, 311942u32),
+        contract: (309040u32, 312239u32),
         check: super::params::check_get_group_ignored_notifies,
     },
     ActionMeta {
@@ -1383,7 +1383,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (311944u32, 314665u32),
+        contract: (312241u32, 314962u32),
         check: super::params::check_get_group_info_ex,
     },
     ActionMeta {
@@ -1396,7 +1396,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (314667u32, 320348u32),
+        contract: (314964u32, 320645u32),
         check: super::params::check_get_group_msg_history,
     },
     ActionMeta {
@@ -1409,7 +1409,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (320350u32, 322742u32),
+        contract: (320647u32, 323039u32),
         check: super::params::check_get_group_shut_list,
     },
     ActionMeta {
@@ -1422,7 +1422,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (322744u32, 325256u32),
+        contract: (323041u32, 325553u32),
         check: super::params::check_get_group_signed_list,
     },
     ActionMeta {
@@ -1435,7 +1435,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (325258u32, 328335u32),
+        contract: (325555u32, 328632u32),
         check: super::params::check_get_image,
     },
     ActionMeta {
@@ -1448,7 +1448,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (328337u32, 334643u32),
+        contract: (328634u32, 334940u32),
         check: super::params::check_get_mini_app_ark,
     },
     ActionMeta {
@@ -1461,7 +1461,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (334645u32, 336111u32),
+        contract: (334942u32, 336408u32),
         check: super::params::check_get_online_clients,
     },
     ActionMeta {
@@ -1474,7 +1474,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (336113u32, 341463u32),
+        contract: (336410u32, 341760u32),
         check: super::params::check_get_profile_like,
     },
     ActionMeta {
@@ -1487,7 +1487,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (341465u32, 343277u32),
+        contract: (341762u32, 343574u32),
         check: super::params::check_get_recent_contact,
     },
     ActionMeta {
@@ -1500,7 +1500,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (343279u32, 348190u32),
+        contract: (343576u32, 348487u32),
         check: super::params::check_get_record,
     },
     ActionMeta {
@@ -1513,7 +1513,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (348192u32, 350434u32),
+        contract: (348489u32, 350731u32),
         check: super::params::check_get_rkey,
     },
     ActionMeta {
@@ -1526,7 +1526,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (350436u32, 352665u32),
+        contract: (350733u32, 352962u32),
         check: super::params::check_get_rkey_server,
     },
     ActionMeta {
@@ -1539,7 +1539,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (352667u32, 354602u32),
+        contract: (352964u32, 354899u32),
         check: super::params::check_get_share_link,
     },
     ActionMeta {
@@ -1552,7 +1552,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (354604u32, 357040u32),
+        contract: (354901u32, 357377u32),
         check: super::params::check_get_unidirectional_friend_list,
     },
     ActionMeta {
@@ -1565,7 +1565,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id", "user_id"],
-        contract: (357042u32, 359047u32),
+        contract: (357379u32, 359384u32),
         check: super::params::check_group_poke,
     },
     ActionMeta {
@@ -1578,7 +1578,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (359049u32, 361426u32),
+        contract: (359386u32, 361763u32),
         check: super::params::check_list_filesets,
     },
     ActionMeta {
@@ -1591,7 +1591,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (361428u32, 364121u32),
+        contract: (361765u32, 364458u32),
         check: super::params::check_mark_group_msg_as_read,
     },
     ActionMeta {
@@ -1604,7 +1604,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (364123u32, 367106u32),
+        contract: (364460u32, 367443u32),
         check: super::params::check_mark_msg_as_read,
     },
     ActionMeta {
@@ -1617,7 +1617,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (367108u32, 370100u32),
+        contract: (367445u32, 370437u32),
         check: super::params::check_mark_private_msg_as_read,
     },
     ActionMeta {
@@ -1630,7 +1630,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (370102u32, 372266u32),
+        contract: (370439u32, 372603u32),
         check: super::params::check_modify_custom_face,
     },
     ActionMeta {
@@ -1643,7 +1643,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["emoji_id"],
-        contract: (372268u32, 374102u32),
+        contract: (372605u32, 374439u32),
         check: super::params::check_move_custom_face_to_front,
     },
     ActionMeta {
@@ -1656,7 +1656,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (374104u32, 375410u32),
+        contract: (374441u32, 375747u32),
         check: super::params::check_nc_get_packet_status,
     },
     ActionMeta {
@@ -1669,7 +1669,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (375412u32, 377816u32),
+        contract: (375749u32, 378177u32),
         check: super::params::check_nc_get_user_status,
     },
     ActionMeta {
@@ -1682,7 +1682,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["image"],
-        contract: (377818u32, 382200u32),
+        contract: (378179u32, 382561u32),
         check: super::params::check_ocr_image,
     },
     ActionMeta {
@@ -1695,7 +1695,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["fileset_id", "new_name"],
-        contract: (382202u32, 384222u32),
+        contract: (382563u32, 384583u32),
         check: super::params::check_rename_flash_file,
     },
     ActionMeta {
@@ -1708,7 +1708,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["db_path"],
-        contract: (384224u32, 386859u32),
+        contract: (384585u32, 387220u32),
         check: super::params::check_request_decrypt_key,
     },
     ActionMeta {
@@ -1721,7 +1721,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (386861u32, 390620u32),
+        contract: (387222u32, 390981u32),
         check: super::params::check_send_ark_share,
     },
     ActionMeta {
@@ -1734,7 +1734,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["fileset_id"],
-        contract: (390622u32, 394099u32),
+        contract: (390983u32, 394460u32),
         check: super::params::check_send_flash_msg,
     },
     ActionMeta {
@@ -1747,7 +1747,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &[],
-        contract: (394101u32, 406188u32),
+        contract: (394462u32, 406549u32),
         check: super::params::check_send_forward_msg,
     },
     ActionMeta {
@@ -1760,7 +1760,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "character", "text"],
-        contract: (406190u32, 409759u32),
+        contract: (406551u32, 410120u32),
         check: super::params::check_send_group_ai_record,
     },
     ActionMeta {
@@ -1773,7 +1773,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (409761u32, 412011u32),
+        contract: (410122u32, 412372u32),
         check: super::params::check_send_group_ark_share,
     },
     ActionMeta {
@@ -1786,7 +1786,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (412013u32, 421697u32),
+        contract: (412374u32, 422058u32),
         check: super::params::check_send_group_forward_msg,
     },
     ActionMeta {
@@ -1799,7 +1799,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (421699u32, 423848u32),
+        contract: (422060u32, 424209u32),
         check: super::params::check_send_like,
     },
     ActionMeta {
@@ -1814,7 +1814,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["cmd"],
-        contract: (423850u32, 427426u32),
+        contract: (424211u32, 427787u32),
         check: super::params::check_send_packet,
     },
     ActionMeta {
@@ -1827,7 +1827,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (427428u32, 429530u32),
+        contract: (427789u32, 429891u32),
         check: super::params::check_send_poke,
     },
     ActionMeta {
@@ -1840,7 +1840,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (429532u32, 439349u32),
+        contract: (429893u32, 439710u32),
         check: super::params::check_send_private_forward_msg,
     },
     ActionMeta {
@@ -1853,7 +1853,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["face_id"],
-        contract: (439351u32, 441858u32),
+        contract: (439712u32, 442219u32),
         check: super::params::check_set_diy_online_status,
     },
     ActionMeta {
@@ -1866,7 +1866,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["flag"],
-        contract: (441860u32, 444387u32),
+        contract: (442221u32, 444748u32),
         check: super::params::check_set_doubt_friends_add_request,
     },
     ActionMeta {
@@ -1879,7 +1879,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id"],
-        contract: (444389u32, 446384u32),
+        contract: (444750u32, 446745u32),
         check: super::params::check_set_essence_msg,
     },
     ActionMeta {
@@ -1892,7 +1892,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id", "remark"],
-        contract: (446386u32, 448098u32),
+        contract: (446747u32, 448459u32),
         check: super::params::check_set_friend_remark,
     },
     ActionMeta {
@@ -1905,7 +1905,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "code"],
-        contract: (448100u32, 451556u32),
+        contract: (448461u32, 451917u32),
         check: super::params::check_set_group_reaction,
     },
     ActionMeta {
@@ -1918,7 +1918,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "remark"],
-        contract: (451558u32, 453363u32),
+        contract: (451919u32, 453724u32),
         check: super::params::check_set_group_remark,
     },
     ActionMeta {
@@ -1931,7 +1931,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (453365u32, 456086u32),
+        contract: (453726u32, 456447u32),
         check: super::params::check_set_group_robot_add_option,
     },
     ActionMeta {
@@ -1944,7 +1944,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (456088u32, 457928u32),
+        contract: (456449u32, 458289u32),
         check: super::params::check_set_group_sign,
     },
     ActionMeta {
@@ -1957,7 +1957,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "message_id"],
-        contract: (457930u32, 460310u32),
+        contract: (458291u32, 460671u32),
         check: super::params::check_set_group_todo,
     },
     ActionMeta {
@@ -1970,7 +1970,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["user_id"],
-        contract: (460312u32, 462683u32),
+        contract: (460673u32, 463044u32),
         check: super::params::check_set_input_status,
     },
     ActionMeta {
@@ -1983,7 +1983,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["message_id", "emoji_id"],
-        contract: (462685u32, 465402u32),
+        contract: (463046u32, 465763u32),
         check: super::params::check_set_msg_emoji_like,
     },
     ActionMeta {
@@ -1996,7 +1996,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["status"],
-        contract: (465404u32, 468006u32),
+        contract: (465765u32, 468367u32),
         check: super::params::check_set_online_status,
     },
     ActionMeta {
@@ -2009,7 +2009,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["file"],
-        contract: (468008u32, 470157u32),
+        contract: (468369u32, 470518u32),
         check: super::params::check_set_qq_avatar,
     },
     ActionMeta {
@@ -2022,7 +2022,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (470159u32, 472085u32),
+        contract: (470520u32, 472446u32),
         check: super::params::check_set_qq_profile,
     },
     ActionMeta {
@@ -2035,7 +2035,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (472087u32, 473326u32),
+        contract: (472448u32, 473687u32),
         check: super::params::check_set_restart,
     },
     ActionMeta {
@@ -2048,7 +2048,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (473328u32, 475708u32),
+        contract: (473689u32, 476069u32),
         check: super::params::check_set_self_longnick,
     },
     ActionMeta {
@@ -2061,7 +2061,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (475710u32, 477902u32),
+        contract: (476071u32, 478263u32),
         check: super::params::check_share_group_ex,
     },
     ActionMeta {
@@ -2074,7 +2074,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (477904u32, 481603u32),
+        contract: (478265u32, 481964u32),
         check: super::params::check_share_peer,
     },
     ActionMeta {
@@ -2087,7 +2087,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "file_id"],
-        contract: (481605u32, 484049u32),
+        contract: (481966u32, 484410u32),
         check: super::params::check_trans_group_file,
     },
     ActionMeta {
@@ -2100,7 +2100,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["words"],
-        contract: (484051u32, 486142u32),
+        contract: (484412u32, 486503u32),
         check: super::params::check_translate_en2zh,
     },
     ActionMeta {
@@ -2113,7 +2113,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (486144u32, 494266u32),
+        contract: (486505u32, 494627u32),
         check: super::params::check_upload_forward_msg,
     },
     ActionMeta {
@@ -2126,7 +2126,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (494268u32, 501677u32),
+        contract: (494629u32, 502038u32),
         check: super::params::check_upload_foward_msg,
     },
     ActionMeta {
@@ -2139,7 +2139,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (501679u32, 505013u32),
+        contract: (502040u32, 505374u32),
         check: super::params::check_cancel_group_album_media_like,
     },
     ActionMeta {
@@ -2152,7 +2152,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc"],
-        contract: (505015u32, 507687u32),
+        contract: (505376u32, 508048u32),
         check: super::params::check_del_group_album_media,
     },
     ActionMeta {
@@ -2165,7 +2165,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "lloc", "content"],
-        contract: (507689u32, 511877u32),
+        contract: (508050u32, 512238u32),
         check: super::params::check_do_group_album_comment,
     },
     ActionMeta {
@@ -2178,7 +2178,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (511879u32, 514616u32),
+        contract: (512240u32, 514977u32),
         check: super::params::check_get_group_album_list,
     },
     ActionMeta {
@@ -2191,7 +2191,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id"],
-        contract: (514618u32, 521579u32),
+        contract: (514979u32, 521940u32),
         check: super::params::check_get_group_album_media_list,
     },
     ActionMeta {
@@ -2204,7 +2204,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id"],
-        contract: (521581u32, 524610u32),
+        contract: (521942u32, 524971u32),
         check: super::params::check_get_qun_album_list,
     },
     ActionMeta {
@@ -2217,7 +2217,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "batch_id"],
-        contract: (524612u32, 528042u32),
+        contract: (524973u32, 528403u32),
         check: super::params::check_set_group_album_media_like,
     },
     ActionMeta {
@@ -2230,7 +2230,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["group_id", "album_id", "album_name", "file"],
-        contract: (528044u32, 531822u32),
+        contract: (528405u32, 532183u32),
         check: super::params::check_upload_image_to_qun_album,
     },
     ActionMeta {
@@ -2243,7 +2243,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid", "content"],
-        contract: (531824u32, 535559u32),
+        contract: (532185u32, 535920u32),
         check: super::params::check_comment_qzone,
     },
     ActionMeta {
@@ -2256,7 +2256,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (535561u32, 537170u32),
+        contract: (535922u32, 537531u32),
         check: super::params::check_delete_qzone_msg,
     },
     ActionMeta {
@@ -2269,7 +2269,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (537172u32, 541227u32),
+        contract: (537533u32, 541588u32),
         check: super::params::check_get_qzone_feeds,
     },
     ActionMeta {
@@ -2282,7 +2282,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (541229u32, 545913u32),
+        contract: (541590u32, 546274u32),
         check: super::params::check_get_qzone_msg_list,
     },
     ActionMeta {
@@ -2295,7 +2295,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: true,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (545915u32, 548581u32),
+        contract: (546276u32, 548942u32),
         check: super::params::check_like_qzone,
     },
     ActionMeta {
@@ -2308,7 +2308,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["content"],
-        contract: (548583u32, 553734u32),
+        contract: (548944u32, 554095u32),
         check: super::params::check_send_qzone_msg,
     },
     ActionMeta {
@@ -2321,7 +2321,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &["tid"],
-        contract: (553736u32, 556330u32),
+        contract: (554097u32, 556691u32),
         check: super::params::check_unlike_qzone,
     },
     ActionMeta {
@@ -2336,7 +2336,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::None,
         required: &[],
-        contract: (556332u32, 558566u32),
+        contract: (556693u32, 558927u32),
         check: super::params::check_clean_stream_temp_file,
     },
     ActionMeta {
@@ -2349,7 +2349,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (558568u32, 565909u32),
+        contract: (558929u32, 566270u32),
         check: super::params::check_download_file_image_stream,
     },
     ActionMeta {
@@ -2362,7 +2362,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (565911u32, 573349u32),
+        contract: (566272u32, 573710u32),
         check: super::params::check_download_file_record_stream,
     },
     ActionMeta {
@@ -2375,7 +2375,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Download,
         required: &[],
-        contract: (573351u32, 582631u32),
+        contract: (573712u32, 582992u32),
         check: super::params::check_download_file_stream,
     },
     ActionMeta {
@@ -2388,7 +2388,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Frames,
         required: &[],
-        contract: (582633u32, 586658u32),
+        contract: (582994u32, 587019u32),
         check: super::params::check_test_download_stream,
     },
     ActionMeta {
@@ -2401,7 +2401,7 @@ pub static ACTIONS: [ActionMeta; 178usize] = [
         sends: false,
         stream: StreamKind::Upload,
         required: &["stream_id"],
-        contract: (586660u32, 601312u32),
+        contract: (587021u32, 601673u32),
         check: super::params::check_upload_file_stream,
     },
 ];

@@ -94,14 +94,13 @@ fn every_result_matches_every_term() {
     }
 }
 
-/// Floors a little under the development set's measurement (top-1 97.1%, top-3 99.3%).
+/// Floors a little under the development set's measurement (top-1 96.9%, top-3 99.0%, over
+/// 2,300 queries).
 const DEVELOPMENT_TOP1: f64 = 0.96;
 const DEVELOPMENT_TOP3: f64 = 0.98;
-/// Floors under the held-out set's measurement (top-1 93.7%, top-3 100%). The target
-/// is top-1 95% and top-3 99%; the measured figure is what README reports, and these only
-/// catch a regression.
-const HELD_OUT_SET_TOP1: f64 = 0.91;
-const HELD_OUT_SET_TOP3: f64 = 0.98;
+/// The targets on the held-out set (measured: top-1 96.8%, top-3 100%).
+const HELD_OUT_SET_TOP1: f64 = 0.95;
+const HELD_OUT_SET_TOP3: f64 = 0.99;
 
 #[test]
 fn the_development_set_is_scored_with_top1_top3_and_mrr() {
@@ -516,4 +515,82 @@ fn a_question_word_inside_a_clause_does_not_ask() {
     );
     assert_eq!(first_answer("who is muted"), "get_group_shut_list");
     assert_eq!(first_answer("find out who is muted"), "get_group_shut_list");
+}
+
+/// A question about a number is answered by the action whose result counts it; one about a
+/// detail by the action whose result holds it, not the one that sets it.
+#[test]
+fn a_count_or_a_detail_is_answered_by_the_result_that_holds_it() {
+    assert_eq!(
+        first_answer("how many members does the group have"),
+        "get_group_info"
+    );
+    assert_eq!(first_answer("他的群名片是什么"), "get_group_member_info");
+    assert_eq!(first_answer("他的头衔是什么"), "get_group_member_info");
+}
+
+/// `who` with nobody named, or everyone to be seen, wants people found in a list.
+#[test]
+fn asking_who_or_for_everyone_wants_a_list_of_people() {
+    assert_eq!(
+        first_answer("who is in this group"),
+        "get_group_member_list"
+    );
+    assert_eq!(first_answer("谁是这个群的管理员"), "get_group_member_list");
+    assert_eq!(
+        first_answer("show me everyone in the group"),
+        "get_group_member_list"
+    );
+}
+
+/// Undo words (取消, anymore, take … out of) put the action that undoes first.
+#[test]
+fn asking_to_undo_puts_the_undoing_action_first() {
+    assert_eq!(
+        first_answer("I don't want to like that album photo anymore"),
+        "cancel_group_album_media_like"
+    );
+    assert_eq!(
+        first_answer("Take that message out of the group's highlights"),
+        "delete_essence_msg"
+    );
+}
+
+/// A query that names both a group and a private chat fits the action that serves either.
+#[test]
+fn naming_both_chat_scopes_prefers_the_action_that_serves_either() {
+    assert_eq!(
+        first_answer("Mark message 4321 as read, whether it's a group or private chat"),
+        "mark_msg_as_read"
+    );
+}
+
+/// A request that is one of an action's keyword phrases, give or take filler and values,
+/// is that action; a word with meaning (某人: someone) is not filler.
+#[test]
+fn a_request_that_is_a_keyword_phrase_finds_its_action() {
+    assert_eq!(first_answer("rename the group"), "set_group_name");
+    assert_eq!(
+        first_answer("Rename group 123456 to \"Weekend Raid\"."),
+        "set_group_name"
+    );
+    assert_eq!(first_answer("查某人 online status"), "nc_get_user_status");
+}
+
+/// A demonstrative with its noun (这个人) stays one stop word, a verb keeps its meaning
+/// without its ending (清掉 is 清), and a question may end in its negation (能发语音不);
+/// `how many people` counts members.
+#[test]
+fn chinese_words_are_cut_where_their_meaning_is() {
+    let found = search::keywords("这个人发的消息");
+    assert!(found.ignored_terms.contains(&"这个人".to_string()));
+    assert_eq!(found.terms, ["发", "消息"]);
+    let found = search::keywords("把这些消息清掉");
+    assert_eq!(found.terms, ["消息", "清"]);
+    assert!(found.ignored_terms.contains(&"掉".to_string()));
+    assert_eq!(first_answer("能发语音不"), "can_send_record");
+    assert_eq!(
+        first_answer("how many people are in this group"),
+        "get_group_info"
+    );
 }

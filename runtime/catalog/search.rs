@@ -22,6 +22,7 @@
 //! more, actions matching one term fewer compete too, at a penalty. A query of nothing but stop
 //! words falls back to the substring search.
 
+mod answers;
 mod homophones;
 mod names;
 mod query;
@@ -29,7 +30,7 @@ mod request;
 mod spelling;
 
 use super::generated::search_index::{
-    ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_SUBSTRING, CJK_TEXT, IDF, NAME_WORDS,
+    ADJACENT_PAIR_ACTIONS, ADJACENT_PAIRS, CJK_SUBSTRING, CJK_TEXT, IDF, PEOPLE_RESULTS,
     SEQUENCE_ACTIONS, SUBSTRING_TEXT, TOKEN_HITS, TOKEN_INTENTS,
 };
 use super::{ACTIONS, CompactEntry, Filter, resolve};
@@ -150,6 +151,22 @@ const CONTEXT_SHARE: f64 = 0.5;
 const HINT_SHARE: f64 = 0.5;
 /// Bonus of an action that takes a user when the query is about another person.
 const PERSON_TARGET: f64 = 30.0;
+/// Bonus of an action whose result counts what a count question asks about (`how many
+/// members` -> get_group_info, for its `member_count`).
+const COUNT_ANSWER: f64 = 60.0;
+/// Bonus of an action whose result tells what a question asks about (`他的群名片是什么` ->
+/// get_group_member_info, for its `card`), over the action that sets it.
+const FIELD_ANSWER: f64 = 30.0;
+/// Bonus of an action with a keyword phrase that is the whole query (`rename group` for
+/// set_group_name): the spec says in so many words that this is what the words mean.
+const WHOLE_PHRASE: f64 = 80.0;
+/// Bonus of an action that serves either scope (a router: send_msg, mark_msg_as_read) when the
+/// query names both (`whether it's a group or private chat`).
+const EITHER_SCOPE: f64 = 40.0;
+/// Bonus of an action whose result holds people when the query asks who.
+const PEOPLE_ANSWER: f64 = 40.0;
+/// Bonus of an action that undoes (see [`undoes`]) when the query asks to undo something.
+const UNDO_ANSWER: f64 = 40.0;
 /// Weight of a name fragment held by one of the action's names.
 const FRAGMENT: u32 = 20;
 /// When no action matches every term and the best match three or more, suggestions may
@@ -242,7 +259,18 @@ pub fn keywords(text: &str) -> KeywordSearch {
         keep
     };
     let pairs = pairs_in_names(&analysis.terms);
+    let counted = answers::counting(&analysis, &result.ignored_terms);
+    let telling = answers::telling(&analysis);
     let intent = Intent::of(&analysis);
+    let phrase = answers::whole_phrase(text, &analysis, &result.ignored_terms);
+    // Who, or everyone to be seen (`show me everyone in the group`): the answer is people.
+    let wants_people =
+        analysis.asks.who || (analysis.asks.everyone && intent.read && !intent.write);
+    let routers = if answers::names_both_scopes(&analysis.terms) {
+        query::token("either").unwrap_or_default()
+    } else {
+        &[]
+    };
     // Fragment terms name the parts they hold.
     let fragments: Vec<usize> = (0..wanted)
         .filter(|&t| matches!(analysis.terms[t].kind, TermKind::Fragment(_)))
@@ -269,7 +297,34 @@ pub fn keywords(text: &str) -> KeywordSearch {
                 } else {
                     0.0
                 }
-                + if analysis.asks.many && returns_many(action) {
+                + if counted[action] { COUNT_ANSWER } else { 0.0 }
+                + if telling[action] { FIELD_ANSWER } else { 0.0 }
+                + if phrase.iter().any(|(a, _)| usize::from(*a) == action) {
+                    WHOLE_PHRASE
+                } else {
+                    0.0
+                }
+                + if routers.iter().any(|(a, _)| usize::from(*a) == action) {
+                    EITHER_SCOPE
+                } else {
+                    0.0
+                }
+                + if wants_people && PEOPLE_RESULTS[action] {
+                    PEOPLE_ANSWER
+                        + if answers::names_people(action) {
+                            PEOPLE_ANSWER
+                        } else {
+                            0.0
+                        }
+                } else {
+                    0.0
+                }
+                + if analysis.asks.undo && answers::undoes(action) {
+                    UNDO_ANSWER
+                } else {
+                    0.0
+                }
+                + if analysis.asks.many && answers::returns_many(action) {
                     MANY_FOR_MANY
                 } else {
                     0.0
@@ -322,12 +377,6 @@ fn ranked(mut scored: Vec<(usize, f64)>, matched: impl Fn(usize) -> Vec<String>)
 /// How rare a term is, from its hits: the IDF of the number of actions it matches.
 fn idf(hits: &Hits) -> f64 {
     IDF[hits.iter().filter(|w| **w > 0).count()]
-}
-
-/// An action about several things: a list, or a plural in its name (get_ai_characters,
-/// set_group_kick_members).
-fn returns_many(action: usize) -> bool {
-    NAME_WORDS.get(action).any(|part| part == "list") || names::named_in_plural(action)
 }
 
 /// Per action: how many pairs of neighbouring query words (`group msg`) are neighbouring

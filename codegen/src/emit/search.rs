@@ -4,6 +4,7 @@
 //! binary search per term.
 
 mod analyze;
+mod results;
 mod sound_alike;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,7 +13,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{ToTokens, quote};
 
 use crate::ir::Catalog;
-use analyze::{Analyzer, is_cjk, name_parts};
+use analyze::{Analyzer, cjk_vocabulary, is_cjk, name_parts};
 
 /// How much a term matching each source counts when ranking.
 const NAME: u8 = 20;
@@ -190,6 +191,11 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
             })
             .collect()
     }));
+    let results::Tables {
+        token_counts,
+        token_fields,
+        people_results,
+    } = results::tables(catalog, analyzer, index.keys().cloned(), &synonyms);
     let generic_masks = action_parts
         .iter()
         .map(|parts| Literal::u16_unsuffixed(part_mask(parts, |p| GENERIC_PARTS.contains(&p))));
@@ -260,6 +266,13 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
     let stems = strs(stem_table.values().cloned());
     let name_part_words = strs(raw_parts);
     let spelling_words = strs(spelling);
+    let longest_phrase = Literal::usize_unsuffixed(
+        index
+            .keys()
+            .map(|token| token.split(' ').count())
+            .max()
+            .unwrap_or(1),
+    );
     let action_count = catalog.actions.len();
     let action_count_literal = Literal::usize_unsuffixed(action_count);
     let idf_slots = action_count + 1;
@@ -275,6 +288,10 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// Normalized tokens (lower case; English words as their Snowball stem), sorted by
         /// bytes.
         pub static TOKENS: Strs = #token_words;
+
+        /// The most words a token has (a keyword phrase such as `remove myself from group`):
+        /// a longer query is no phrase, and is not looked up as one.
+        pub const LONGEST_PHRASE: usize = #longest_phrase;
 
         /// Per token (in [`TOKENS`] order): what a query holding it wants done, as bits:
         /// 1 read (`列表`), 2 write (`删除`, `kick`); from the spec's intents and their
@@ -333,6 +350,18 @@ pub fn emit(catalog: &Catalog) -> TokenStream {
         /// token or a synonym of it is, the parts it or the words inside it or their synonyms
         /// are), as bit masks over [`NAME_WORDS`], for the actions where either is not empty.
         pub static TOKEN_NAME_MASKS: Lists<(u16, u16, u16)> = #token_name_masks;
+
+        /// Per token (in [`TOKENS`] order): the actions whose result counts what the token
+        /// or a synonym of it names (`member` -> get_group_info, for its `member_count`).
+        pub static TOKEN_COUNTS: Lists<u16> = #token_counts;
+
+        /// Per token (in [`TOKENS`] order): the actions whose result has a field the token
+        /// or a synonym of it names (`名片` -> get_group_member_info, for its `card`).
+        pub static TOKEN_FIELDS: Lists<u16> = #token_fields;
+
+        /// Per action: whether its result holds people (a user id or nickname), which is
+        /// what a `who` question asks for.
+        pub static PEOPLE_RESULTS: [bool; #action_count_literal] = #people_results;
 
         /// Per action: its name parts that say little on their own (`get`, `set`, `nc`), as a
         /// bit mask over [`NAME_WORDS`].
@@ -448,53 +477,6 @@ fn stopwords_contains(catalog: &Catalog, word: &str) -> bool {
         .any(|s| s.eq_ignore_ascii_case(word))
 }
 
-/// The Chinese words a query may be cut into: every Chinese index token, synonym and stop
-/// word, except compounds of the others that are not synonyms (`删除群文件` = 删除 + 群 + 文件). A compound in the
-/// segmenter's dictionary would swallow text a query means differently (`删除群文件夹` would
-/// become 删除群文件 + 夹), and its parts find the same actions: every Chinese term also
-/// matches as a substring of the actions' text.
-fn cjk_vocabulary(
-    index: &BTreeMap<String, BTreeMap<usize, u8>>,
-    synonyms: &BTreeMap<String, Vec<String>>,
-    stopwords: &[String],
-) -> Vec<String> {
-    let words: BTreeSet<String> = index
-        .keys()
-        .chain(synonyms.keys())
-        .chain(stopwords)
-        .filter(|w| !w.is_empty() && w.chars().all(is_cjk))
-        .cloned()
-        .collect();
-    // A word of a synonym group stays whole: the group says what it means as one word
-    // (`聊天记录` is history, which 聊天 + 记录 would not find).
-    words
-        .iter()
-        .filter(|w| synonyms.contains_key(*w) || !is_compound(w, &words))
-        .cloned()
-        .collect()
-}
-
-/// Whether `word` splits into two or more other words of `words`.
-fn is_compound(word: &str, words: &BTreeSet<String>) -> bool {
-    let chars: Vec<char> = word.chars().collect();
-    // pieces[i]: the fewest words covering chars[..i], if any.
-    let mut pieces: Vec<Option<usize>> = vec![None; chars.len() + 1];
-    pieces[0] = Some(0);
-    for end in 1..=chars.len() {
-        for start in 0..end {
-            let Some(count) = pieces[start] else {
-                continue;
-            };
-            let piece: String = chars[start..end].iter().collect();
-            if piece != word && words.contains(&piece) {
-                let count = count + 1;
-                pieces[end] = Some(pieces[end].map_or(count, |c| c.min(count)));
-            }
-        }
-    }
-    pieces[chars.len()].is_some_and(|count| count >= 2)
-}
-
 /// A [`Strs`] table: the strings end to end, and where each one ends.
 fn strs(items: impl IntoIterator<Item = String>) -> TokenStream {
     let items: Vec<String> = items.into_iter().collect();
@@ -594,24 +576,4 @@ fn synonym_table(catalog: &Catalog, analyzer: &Analyzer) -> BTreeMap<String, Vec
         others.dedup();
     }
     table
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn compounds_of_other_words_are_recognised() {
-        let words: BTreeSet<String> = ["删除", "群", "文件", "文件夹", "戳"]
-            .into_iter()
-            .map(String::from)
-            .collect();
-        assert!(is_compound("删除群文件", &words));
-        assert!(is_compound("群文件夹", &words));
-        assert!(!is_compound("戳一戳", &words), "一 is no word here");
-        assert!(
-            !is_compound("文件", &words),
-            "a word is not its own compound"
-        );
-    }
 }

@@ -48,6 +48,8 @@ pub struct Query {
     /// Quoted text, then stop words, particles and numbers, dropped before the AND, each in
     /// query order.
     pub ignored: Vec<String>,
+    /// How many of `ignored`, from the first, are values: quoted text, file names, addresses.
+    pub values: usize,
     /// Misspelled words and what they were read as (`grup -> group`).
     pub corrected: Vec<String>,
     /// The catalog words inside the query's file names and addresses (`qun.qq.com`): they
@@ -56,6 +58,9 @@ pub struct Query {
     /// The terms of the clause that asks, when the query has several clauses and one asks
     /// (see [`Query::is_context`]).
     pub asking_terms: Option<std::ops::Range<usize>>,
+    /// The terms of relative clauses (`a post that only friends can see`): they describe a
+    /// thing the request is about, not what to do with it.
+    pub relative_terms: Vec<std::ops::Range<usize>>,
     /// What kind of answer the query wants.
     pub asks: Asks,
 }
@@ -67,6 +72,7 @@ impl Query {
         self.asking_terms
             .as_ref()
             .is_some_and(|asking| !asking.contains(&t))
+            || self.relative_terms.iter().any(|r| r.contains(&t))
     }
 }
 
@@ -83,7 +89,7 @@ pub fn analyze(query: &str) -> Query {
             out.hints.push(hint);
         }
     }
-    let carried = values.pieces.len();
+    out.values = values.pieces.len();
     out.ignored.extend(values.pieces);
     let lower = values.rest.to_lowercase();
     let clauses = request::clauses(&lower);
@@ -99,7 +105,17 @@ pub fn analyze(query: &str) -> Query {
             continue;
         }
         let first = out.terms.len();
-        clause_terms(clause, &mut out);
+        match request::relative_clause(clause) {
+            Some(at) => {
+                clause_terms(&clause[..at], &mut out);
+                let main = out.terms.len();
+                clause_terms(&clause[at..], &mut out);
+                if out.terms.len() > main && main > first {
+                    out.relative_terms.push(main..out.terms.len());
+                }
+            }
+            None => clause_terms(clause, &mut out),
+        }
         if asking == Some(i) && out.terms.len() > first {
             out.asking_terms = Some(first..out.terms.len());
         }
@@ -116,7 +132,7 @@ pub fn analyze(query: &str) -> Query {
     }
     // What the query asks is read outside its values: a quoted `"blocked"` is a value.
     let words = out.terms.iter().map(|t| t.text.as_str());
-    out.asks = request::asks(&out.ignored[carried..], words, &values.rest, &clauses);
+    out.asks = request::asks(&out.ignored[out.values..], words, &values.rest, &clauses);
     out
 }
 
@@ -160,6 +176,11 @@ fn hyphen_follows(clause: &str, run: &str) -> bool {
 fn is_catalog_word(word: &str) -> bool {
     let key = STEM_WORDS.position(word).map_or(word, |i| STEMS.get(i));
     TOKENS.position(key).is_some()
+}
+
+/// A normalized word's position in the token index.
+pub fn token_index(word: &str) -> Option<usize> {
+    TOKENS.position(word)
 }
 
 /// The token index's entry for a normalized word.
@@ -352,6 +373,9 @@ fn cjk_terms(text: &str, pieces: Vec<CutWord<'_>>, out: &mut Query) {
     let flush = |leftover: &mut String, out: &mut Query| {
         if leftover.chars().count() >= 2 && in_cjk_text(leftover) {
             out.terms.push(term(leftover, leftover.clone()));
+        } else if let Some((verb, ending)) = verb_and_ending(leftover) {
+            out.terms.push(term(verb, verb.to_string()));
+            out.ignored.push(ending.to_string());
         } else if !leftover.is_empty() {
             out.ignored.push(leftover.clone());
         }
@@ -415,6 +439,21 @@ impl<'a> Subwords<'a> {
             Subwords::Cut(words) => words.into_iter().for_each(|w| f(Cow::Owned(w))),
         }
     }
+}
+
+/// Endings a colloquial verb takes that the catalog never writes: a result (`清掉`, `删光`,
+/// `改好`) or an aspect (`聊过`, `发着`).
+const VERB_ENDINGS: [char; 6] = ['掉', '光', '完', '好', '过', '着'];
+
+/// A word the catalog does not know, cut into a verb it does know and an ending (`聊过` ->
+/// 聊 + 过): the verb, found in some action's Chinese text, and the ending.
+fn verb_and_ending(word: &str) -> Option<(&str, &str)> {
+    let ending = word
+        .chars()
+        .next_back()
+        .filter(|c| VERB_ENDINGS.contains(c))?;
+    let verb = &word[..word.len() - ending.len_utf8()];
+    (!verb.is_empty() && in_cjk_text(verb)).then(|| (verb, &word[verb.len()..]))
 }
 
 /// Whether some action's Chinese text contains the word.

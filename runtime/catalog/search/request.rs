@@ -6,6 +6,9 @@
 //! count and how the ranking leans.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
 
 /// Quotation marks that hold what the action is given, not what it does (`rename the group
 /// to "Weekend Raid"`, `发一句"在吗"`). Single quotes are left alone: `bot's`.
@@ -161,6 +164,44 @@ pub fn asking_clause(clauses: &[&str]) -> Option<usize> {
         .rposition(|c| ASK_MARKERS.iter().any(|m| c.contains(m)))
 }
 
+/// Words that open an English relative clause about a thing (`a post that only friends can
+/// see`). Not `who`: which people (`members who are muted`) is often what is asked.
+const RELATIVE_PRONOUNS: [&str; 2] = ["that", "which"];
+
+/// Where a relative clause starts in an English clause, if it has one: a relative pronoun
+/// after the clause's first two words, followed by a word the catalog does not index
+/// (`that only`, `which the`); `that message` is a demonstrative.
+pub fn relative_clause(clause: &str) -> Option<usize> {
+    if !RELATIVE_PRONOUNS.iter().any(|p| clause.contains(p)) {
+        return None;
+    }
+    let mut words = clause
+        .split_whitespace()
+        .map(|w| (w.as_ptr() as usize - clause.as_ptr() as usize, w))
+        .peekable();
+    let mut seen = 0;
+    while let Some((at, word)) = words.next() {
+        seen += 1;
+        if seen > 2
+            && RELATIVE_PRONOUNS.contains(&word)
+            && words.peek().is_some_and(|(_, next)| is_function_word(next))
+        {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// Words that open what a relative clause says (a subject or an auxiliary), never an
+/// action's object.
+fn is_function_word(word: &str) -> bool {
+    const WORDS: [&str; 22] = [
+        "i", "you", "he", "she", "it", "we", "they", "someone", "somebody", "the", "a", "my",
+        "only", "is", "are", "was", "were", "has", "have", "had", "can", "will",
+    ];
+    WORDS.contains(&word)
+}
+
 /// How a clause that says what not to do begins.
 const NEGATIONS: [&str; 12] = [
     "不要",
@@ -231,6 +272,17 @@ pub struct Asks {
     /// A phrase that names something with a possessive or an attribute (`my friends`,
     /// `我收藏的表情包`); with no deed in the query, it asks to see the thing.
     pub names_a_thing: bool,
+    /// A number (`how many members`, `多少个文件`, `几个人`): an action whose result counts
+    /// the thing answers it.
+    pub count: bool,
+    /// Who (`谁是管理员`, `who reacted`): the answer is people, so an action whose result
+    /// holds people fits.
+    pub who: bool,
+    /// Everyone (`everyone in the group`, `所有人`): asked to be seen, the answer is people.
+    pub everyone: bool,
+    /// To undo something done before (`take back my like`, `这条别当精华了`): the action
+    /// that cancels or deletes it fits better than the one that did it.
+    pub undo: bool,
 }
 
 const READ: u8 = 1;
@@ -238,24 +290,38 @@ const MANY: u8 = 2;
 const PERSON: u8 = 4;
 /// Asks for a count (`how many`), which is not several things.
 const COUNT: u8 = 8;
+/// Asks who (`谁是管理员`, `who reacted`): people the query cannot name, found in a list.
+const WHO: u8 = 16;
 
 /// What words tell about the answer wanted.
 /// Stop words mostly, so no intent of the spec's can name them; `several` and `multiple`
 /// are terms.
-const ROLES: [(&str, u8); 49] = [
+const ROLES: [(&str, u8); 63] = [
+    ("couple", MANY),
+    ("dozen", MANY),
+    ("eight", MANY),
+    ("few", MANY),
+    ("five", MANY),
+    ("four", MANY),
     ("guy", PERSON),
     ("he", PERSON),
     ("her", PERSON),
     ("him", PERSON),
     ("many", COUNT),
     ("multiple", MANY),
+    ("nine", MANY),
     ("person", PERSON),
+    ("seven", MANY),
     ("several", MANY),
     ("she", PERSON),
+    ("six", MANY),
     ("somebody", PERSON),
     ("someone", PERSON),
+    ("ten", MANY),
     ("these", MANY),
     ("those", MANY),
+    ("three", MANY),
+    ("two", MANY),
     ("user", PERSON),
     ("一起", MANY),
     ("什么", READ),
@@ -282,13 +348,17 @@ const ROLES: [(&str, u8); 49] = [
     ("有没有", READ),
     ("某个人", PERSON),
     ("某人", PERSON),
+    // A state (`正在输入`, `正在禁言的人`) is something to see.
+    ("正在", READ),
     ("查", READ),
     ("查一下", READ),
+    // A choice (`忙碌还是在线`) asks which.
+    ("还是", READ),
     ("看", READ),
     ("看一下", READ),
     ("看看", READ),
     ("能不能", READ),
-    ("谁", READ),
+    ("谁", READ | WHO),
     ("这个人", PERSON),
     ("这些", MANY),
     ("那个人", PERSON),
@@ -304,6 +374,9 @@ fn role(word: &str) -> u8 {
         .find(|(known, _)| *known == word)
         .map_or(0, |(_, role)| *role)
 }
+
+/// Words for all the people there are.
+const EVERYONE: [&str; 4] = ["everyone", "everybody", "所有人", "大家"];
 
 /// Words that make a query a question when they open it (`is the bot online`).
 const QUESTION_OPENERS: [&str; 7] = ["is", "are", "can", "could", "does", "do", "did"];
@@ -321,8 +394,9 @@ pub fn asks<'a>(
         let role = role(term);
         asks.many |= role & MANY != 0 || is_plural(term);
         asks.person |= role & PERSON != 0;
+        asks.everyone |= EVERYONE.contains(&term);
     }
-    let mut count = false;
+    let mut who = false;
     let mut previous = "";
     for word in stop_words {
         let word = word.as_str();
@@ -331,19 +405,30 @@ pub fn asks<'a>(
         asks.names_a_thing |= matches!(word, "的" | "my");
         asks.person |= role & PERSON != 0;
         asks.many |= role & MANY != 0;
-        count |= role & COUNT != 0;
+        asks.count |= role & COUNT != 0;
+        who |= role & WHO != 0;
         // 几 (几个, 几个人) asks how many, unless 这 or 那 comes first: 这几个 are several.
         if word.starts_with('几') {
             if matches!(previous, "这" | "那") {
                 asks.many = true;
             } else {
-                count = true;
+                asks.count = true;
             }
         }
         previous = word;
     }
-    asks.many &= !count;
     let question_mark = rest.trim_end().ends_with(['?', '？']);
+    // A yes-no question may end in its negation (`能发语音不`, `收到没`).
+    let ends_negated = clauses
+        .last()
+        .is_some_and(|c| c.chars().count() > 2 && c.trim_end().ends_with(['不', '没', '否']));
+    let wh = asked_wh_word(clauses, question_mark);
+    asks.who = who || matches!(wh, Some("who" | "whos"));
+    // Asking who, with nobody named (no user id, not `who am I`), wants people found in a
+    // list: `谁是管理员` is answered by the member list, not by one member's details.
+    asks.many |= asks.who && !names_a_user_id(rest) && !stop_words.iter().any(|w| w == "am");
+    asks.many &= !asks.count;
+    asks.undo = undo_markers().is_match(rest);
     // `can you send …` asks for something to be done, politely; `can it send …` asks.
     let mut words = rest.split_whitespace();
     let opens_a_question = words
@@ -352,28 +437,78 @@ pub fn asks<'a>(
         && !words.next().is_some_and(|w| w.eq_ignore_ascii_case("you"));
     asks.reads = asks.reads
         || opens_a_question
-        || asks_a_wh_question(clauses, question_mark)
+        || ends_negated
+        || wh.is_some()
         || rest
             .split(|c: char| !c.is_ascii_alphabetic())
             .any(names_a_state);
     asks
 }
 
+/// Words that ask to undo what was done, whatever the deed (the deed names the action that
+/// did it: `like`, `精华`).
+const UNDO_MARKERS: [&str; 22] = [
+    "取消",
+    "撤回",
+    "撤销",
+    "撤掉",
+    "去掉",
+    "拿掉",
+    "收回",
+    "别当",
+    "别再",
+    "不再",
+    "不要再",
+    "undo",
+    "take back",
+    "take it back",
+    "take my",
+    "revert",
+    "retract",
+    " off the ",
+    " out of the ",
+    "anymore",
+    "no longer",
+    "get rid of",
+];
+
+/// The automaton that finds any of [`UNDO_MARKERS`], built on first use.
+fn undo_markers() -> &'static AhoCorasick {
+    static MARKERS: OnceLock<AhoCorasick> = OnceLock::new();
+    MARKERS.get_or_init(|| AhoCorasick::new(UNDO_MARKERS).expect("the markers are plain text"))
+}
+
+/// Words before a number that make it a group's id, not a user's (`group 123`, `群 123`).
+const GROUP_WORDS: [&str; 4] = ["group", "群", "群号", "群聊"];
+
+/// Whether the text holds a number that is not a group's id: a user named by id.
+fn names_a_user_id(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        let before = rest[..start].trim_end().to_lowercase();
+        if !GROUP_WORDS.iter().any(|w| before.ends_with(w)) {
+            return true;
+        }
+        rest = rest[start..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    false
+}
+
 /// English question words. They ask when they open a clause (`who is muted`), follow a
 /// verb of finding out (`tell me which`, `find out who`), or stand in a query that ends
 /// with a question mark; elsewhere they join a clause (`someone who wants to join`).
-const WH_WORDS: [&str; 6] = ["who", "what", "which", "whether", "when", "where"];
+const WH_WORDS: [&str; 7] = ["who", "whos", "what", "which", "whether", "when", "where"];
 /// Words after which a question word asks (`show me who`, `know whether`).
 const WH_LEAD_INS: [&str; 9] = [
     "me", "out", "know", "see", "tell", "check", "find", "show", "ask",
 ];
 
-/// Whether an English question word asks (see [`WH_WORDS`]).
-fn asks_a_wh_question(clauses: &[&str], question_mark: bool) -> bool {
-    clauses.iter().any(|clause| {
+/// The first English question word that asks (see [`WH_WORDS`]), if any.
+fn asked_wh_word(clauses: &[&str], question_mark: bool) -> Option<&'static str> {
+    clauses.iter().find_map(|clause| {
         // Every question word starts with `wh`: most queries are decided here.
         if !clause.contains("wh") {
-            return false;
+            return None;
         }
         let mut previous: Option<&str> = None;
         let words = clause
@@ -385,12 +520,12 @@ fn asks_a_wh_question(clauses: &[&str], question_mark: bool) -> bool {
                 None => true,
                 Some(previous) => question_mark || WH_LEAD_INS.contains(&previous),
             };
-            if asks && WH_WORDS.contains(&bare) {
-                return true;
+            if asks && let Some(wh) = WH_WORDS.iter().find(|wh| **wh == bare) {
+                return Some(*wh);
             }
             previous = Some(word);
         }
-        false
+        None
     })
 }
 
@@ -440,6 +575,49 @@ mod tests {
         );
         assert_eq!(a_not_a("他不在群里"), None);
         assert!(is_a_not_a("在不在") && !is_a_not_a("不在"));
+    }
+
+    #[test]
+    fn who_without_a_user_asks_for_several() {
+        let who = |query: &str| {
+            let clauses = clauses(query);
+            let stop: Vec<String> = query.split_whitespace().map(String::from).collect();
+            asks(&stop, std::iter::empty(), query, &clauses)
+        };
+        let admins = who("who are the admins of group 123");
+        assert!(admins.who && admins.many);
+        let user = who("who is qq 12345");
+        assert!(user.who && !user.many);
+        assert!(!who("who am i logged in as").many);
+        assert!(who("谁 是 群主").many);
+        assert!(names_a_user_id("群 1 的 用户 2") && !names_a_user_id("群号 20001"));
+    }
+
+    #[test]
+    fn a_question_that_ends_in_its_negation_reads() {
+        let reads = |query: &str| asks(&[], std::iter::empty(), query, &clauses(query)).reads;
+        assert!(reads("能发语音不") && reads("消息收到没"));
+        assert!(!reads("发语音") && !reads("不"));
+    }
+
+    #[test]
+    fn a_relative_clause_starts_at_its_pronoun() {
+        let clause = "find the message that was pinned in the group";
+        let at = relative_clause(clause).expect("a relative clause");
+        assert_eq!(&clause[at..], "that was pinned in the group");
+        // `that` as a determiner opens no clause; nor does it as the query's second word.
+        assert_eq!(relative_clause("delete that message"), None);
+        assert_eq!(relative_clause("forward that photo to my friend"), None);
+    }
+
+    #[test]
+    fn undoing_and_everyone_are_heard() {
+        let asked = |query: &str| asks(&[], std::iter::empty(), query, &clauses(query));
+        assert!(asked("i don't want to like that photo anymore").undo);
+        assert!(asked("take that message out of the group's highlights").undo);
+        assert!(asked("取消点赞").undo && !asked("点赞").undo);
+        let query = "show me everyone in the group";
+        assert!(asks(&[], query.split_whitespace(), query, &clauses(query)).everyone);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! stemmer to queries and segments Chinese queries against the vocabulary written here, so a
 //! query term and an index term meet in the same form.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
@@ -229,4 +229,94 @@ fn cjk_runs(text: &str) -> Vec<String> {
 
 pub fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+}
+
+/// The Chinese words a query may be cut into: every Chinese index token, synonym and stop
+/// word, except compounds of the others that are neither synonyms nor stop words
+/// (`删除群文件` = 删除 + 群 + 文件). A compound in the segmenter's dictionary would swallow
+/// text a query means differently (`删除群文件夹` would become 删除群文件 + 夹), and its
+/// parts find the same actions: every Chinese term also matches as a substring of the
+/// actions' text.
+pub fn cjk_vocabulary(
+    index: &BTreeMap<String, BTreeMap<usize, u8>>,
+    synonyms: &BTreeMap<String, Vec<String>>,
+    stopwords: &[String],
+) -> Vec<String> {
+    let words: BTreeSet<String> = index
+        .keys()
+        .chain(synonyms.keys())
+        .chain(stopwords)
+        .filter(|w| !w.is_empty() && w.chars().all(is_cjk))
+        .cloned()
+        .collect();
+    // A word of a synonym group stays whole: the group says what it means as one word
+    // (`聊天记录` is history, which 聊天 + 记录 would not find). So does a stop word: cut,
+    // `这个人` (someone) would become 这 + 个人 (personal).
+    words
+        .iter()
+        .filter(|w| synonyms.contains_key(*w) || stopwords.contains(*w) || !is_compound(w, &words))
+        .cloned()
+        .collect()
+}
+
+/// Whether `word` splits into two or more other words of `words`.
+fn is_compound(word: &str, words: &BTreeSet<String>) -> bool {
+    let chars: Vec<char> = word.chars().collect();
+    // pieces[i]: the fewest words covering chars[..i], if any.
+    let mut pieces: Vec<Option<usize>> = vec![None; chars.len() + 1];
+    pieces[0] = Some(0);
+    for end in 1..=chars.len() {
+        for start in 0..end {
+            let Some(count) = pieces[start] else {
+                continue;
+            };
+            let piece: String = chars[start..end].iter().collect();
+            if piece != word && words.contains(&piece) {
+                let count = count + 1;
+                pieces[end] = Some(pieces[end].map_or(count, |c| c.min(count)));
+            }
+        }
+    }
+    pieces[chars.len()].is_some_and(|count| count >= 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compounds_of_other_words_are_recognised() {
+        let words: BTreeSet<String> = ["删除", "群", "文件", "文件夹", "戳"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert!(is_compound("删除群文件", &words));
+        assert!(is_compound("群文件夹", &words));
+        assert!(!is_compound("戳一戳", &words), "一 is no word here");
+        assert!(
+            !is_compound("文件", &words),
+            "a word is not its own compound"
+        );
+    }
+
+    #[test]
+    fn a_stop_word_stays_whole_in_the_vocabulary() {
+        let words = |list: &[&str]| list.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let index: BTreeMap<String, BTreeMap<usize, u8>> = ["这", "个人", "群", "文件"]
+            .into_iter()
+            .map(|w| (w.to_string(), BTreeMap::from([(0, 1)])))
+            .collect();
+        let stopwords = words(&["这个人"]);
+        let vocabulary = cjk_vocabulary(&index, &BTreeMap::new(), &stopwords);
+        assert!(vocabulary.contains(&"这个人".to_string()));
+        let with_compound = cjk_vocabulary(
+            &index
+                .into_iter()
+                .chain([("群文件".to_string(), BTreeMap::new())])
+                .collect(),
+            &BTreeMap::new(),
+            &[],
+        );
+        assert!(!with_compound.contains(&"群文件".to_string()));
+    }
 }
