@@ -165,7 +165,8 @@ const WHOLE_PHRASE: f64 = 80.0;
 const EITHER_SCOPE: f64 = 40.0;
 /// Bonus of an action whose result holds people when the query asks who.
 const PEOPLE_ANSWER: f64 = 40.0;
-/// Bonus of an action that undoes (see [`undoes`]) when the query asks to undo something.
+/// Bonus of an action that undoes (see [`answers::undoes`]) when the query asks to undo
+/// something.
 const UNDO_ANSWER: f64 = 40.0;
 /// Weight of a name fragment held by one of the action's names.
 const FRAGMENT: u32 = 20;
@@ -299,12 +300,12 @@ pub fn keywords(text: &str) -> KeywordSearch {
                 }
                 + if counted[action] { COUNT_ANSWER } else { 0.0 }
                 + if telling[action] { FIELD_ANSWER } else { 0.0 }
-                + if phrase.iter().any(|(a, _)| usize::from(*a) == action) {
+                + if hit_by(phrase, action) {
                     WHOLE_PHRASE
                 } else {
                     0.0
                 }
-                + if routers.iter().any(|(a, _)| usize::from(*a) == action) {
+                + if hit_by(routers, action) {
                     EITHER_SCOPE
                 } else {
                     0.0
@@ -372,6 +373,11 @@ fn ranked(mut scored: Vec<(usize, f64)>, matched: impl Fn(usize) -> Vec<String>)
             matched_terms: matched(action),
         })
         .collect()
+}
+
+/// Whether `action` is among a token's hits.
+fn hit_by(hits: &[(u16, u8)], action: usize) -> bool {
+    hits.iter().any(|&(a, _)| usize::from(a) == action)
 }
 
 /// How rare a term is, from its hits: the IDF of the number of actions it matches.

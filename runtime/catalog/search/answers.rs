@@ -33,12 +33,7 @@ pub fn whole_phrase(text: &str, query: &Query, ignored: &[String]) -> &'static [
     // Chinese phrases are written as one word: a Chinese query with spaces is several terms.
     if text.is_ascii() && (2..=LONGEST_PHRASE).contains(&words) {
         key.reserve(text.len());
-        for word in text.split_whitespace() {
-            if !key.is_empty() {
-                key.push(' ');
-            }
-            key.push_str(word);
-        }
+        join_into(&mut key, text.split_whitespace());
         // Phrases are lower-case English or Chinese, which has no case.
         key.make_ascii_lowercase();
         if let Some(actions) = query::token(&key) {
@@ -57,13 +52,18 @@ pub fn whole_phrase(text: &str, query: &Query, ignored: &[String]) -> &'static [
         return &[];
     }
     key.clear();
-    for term in &query.terms {
+    join_into(&mut key, query.terms.iter().map(|term| term.text.as_str()));
+    query::token(&key).unwrap_or_default()
+}
+
+/// Writes `words` into `key`, one space between each two: how the index writes a phrase.
+fn join_into<'a>(key: &mut String, words: impl Iterator<Item = &'a str>) {
+    for word in words {
         if !key.is_empty() {
             key.push(' ');
         }
-        key.push_str(&term.text);
+        key.push_str(word);
     }
-    query::token(&key).unwrap_or_default()
 }
 
 /// Name parts for people.

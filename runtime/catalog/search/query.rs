@@ -185,7 +185,7 @@ pub fn token_index(word: &str) -> Option<usize> {
 
 /// The token index's entry for a normalized word.
 pub fn token(word: &str) -> Option<&'static [(u16, u8)]> {
-    TOKENS.position(word).map(|i| TOKEN_HITS.get(i))
+    token_index(word).map(|i| TOKEN_HITS.get(i))
 }
 
 /// The form the index uses: the English stem of an alphabetic word, anything else as is.

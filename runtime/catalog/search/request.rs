@@ -169,8 +169,8 @@ pub fn asking_clause(clauses: &[&str]) -> Option<usize> {
 const RELATIVE_PRONOUNS: [&str; 2] = ["that", "which"];
 
 /// Where a relative clause starts in an English clause, if it has one: a relative pronoun
-/// after the clause's first two words, followed by a word the catalog does not index
-/// (`that only`, `which the`); `that message` is a demonstrative.
+/// after the clause's first two words, followed by a function word (`that only`, `which the`,
+/// see [`is_function_word`]); `that message` is a demonstrative.
 pub fn relative_clause(clause: &str) -> Option<usize> {
     if !RELATIVE_PRONOUNS.iter().any(|p| clause.contains(p)) {
         return None;
